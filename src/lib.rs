@@ -1,0 +1,12 @@
+//! contextfold: context compaction for coding agents.
+//!
+//! The core is plain Rust (usable as a library); `napi` only converts to and from JS.
+
+pub mod convert;
+pub mod error;
+pub mod model;
+pub mod policy;
+pub mod session;
+pub mod tokens;
+
+mod napi;

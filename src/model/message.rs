@@ -1,0 +1,164 @@
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::part::{Part, ToolState};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+    System,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Time {
+    pub created: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MessageError {
+    pub name: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ModelRef {
+    #[serde(rename = "providerID")]
+    pub provider_id: String,
+    #[serde(rename = "modelID")]
+    pub model_id: String,
+}
+
+/// Provider-reported usage of one assistant message (its last step).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    #[serde(deserialize_with = "count")]
+    pub input: u64,
+    #[serde(deserialize_with = "count")]
+    pub output: u64,
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    pub reasoning: Option<u64>,
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    pub cache_read: Option<u64>,
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    pub cache_write: Option<u64>,
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    pub total: Option<u64>,
+}
+
+impl Usage {
+    /// The context size this usage stands for: `total`, else the sum of its parts (opencode).
+    pub fn context_tokens(&self) -> u64 {
+        match self.total {
+            Some(t) if t > 0 => t,
+            _ => {
+                self.input
+                    + self.output
+                    + self.cache_read.unwrap_or(0)
+                    + self.cache_write.unwrap_or(0)
+            }
+        }
+    }
+
+    /// The prompt side only (what the provider read), for calibrating local counts.
+    pub fn prompt_tokens(&self) -> u64 {
+        self.input + self.cache_read.unwrap_or(0) + self.cache_write.unwrap_or(0)
+    }
+}
+
+/// Token counts arrive as JS numbers: any finite, non-negative number is accepted and rounded.
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let n = f64::deserialize(d)?;
+    if !n.is_finite() || n < 0.0 {
+        return Err(serde::de::Error::custom(format!(
+            "token count must be a finite number >= 0, got {n}"
+        )));
+    }
+    Ok(n.round() as u64)
+}
+
+fn opt_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    count(d).map(Some)
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub id: String,
+    pub role: Role,
+    pub parts: Vec<Part>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<Time>,
+    #[serde(rename = "parentID", default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finish: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<MessageError>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<Usage>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    /// Fields this model does not know (sessionID, agent, ...) are kept as they came.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl Message {
+    pub fn is_user(&self) -> bool {
+        self.role == Role::User
+    }
+
+    pub fn is_assistant(&self) -> bool {
+        self.role == Role::Assistant
+    }
+
+    /// An assistant message holding a summary, finished and without error: the only kind that hides
+    /// anything. A failed or unfinished summary is ignored completely.
+    pub fn is_completed_summary(&self) -> bool {
+        self.is_assistant()
+            && self.summary == Some(true)
+            && self.finish.as_deref().is_some_and(|f| !f.is_empty())
+            && self.error.is_none()
+    }
+
+    pub fn is_summary(&self) -> bool {
+        self.is_assistant() && self.summary == Some(true)
+    }
+
+    /// The compaction part of a compaction request (a user message), if this is one.
+    pub fn compaction(&self) -> Option<&super::CompactionPart> {
+        if !self.is_user() {
+            return None;
+        }
+        self.parts.iter().find_map(|p| match p {
+            Part::Compaction(c) => Some(c),
+            _ => None,
+        })
+    }
+
+    /// Provider usage that can be trusted for the context size: a finished, error-free assistant
+    /// answer that is not a summary (a summary's usage measures the summarizer's input).
+    pub fn trusted_usage(&self) -> Option<&Usage> {
+        if !self.is_assistant() || self.summary == Some(true) || self.error.is_some() {
+            return None;
+        }
+        if self.finish.as_deref().is_none_or(|f| f.is_empty()) {
+            return None;
+        }
+        self.tokens.as_ref().filter(|u| u.context_tokens() > 0)
+    }
+
+    /// Tool parts whose calls never got an answer.
+    pub fn has_open_tool_calls(&self) -> bool {
+        self.parts.iter().any(|p| {
+            matches!(p, Part::Tool(t) if matches!(t.state, ToolState::Pending { .. } | ToolState::Running { .. }))
+        })
+    }
+}

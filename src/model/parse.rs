@@ -1,0 +1,157 @@
+//! Validation of messages arriving from outside: every error names the message and the field path.
+
+use serde_json::Value;
+
+use super::part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart};
+use super::Message;
+use crate::error::{CfError, Result};
+
+/// Parses and validates one message. Errors are `CF_INVALID_MESSAGE` and read
+/// `message "<id>": <path>: <problem>`.
+pub fn parse_message(value: Value) -> Result<Message> {
+    let label = match value.get("id") {
+        Some(Value::String(id)) if !id.is_empty() => format!("message {id:?}"),
+        _ => "message (without id)".to_string(),
+    };
+    if !value.is_object() {
+        return Err(CfError::invalid_message(format!(
+            "{label}: expected an object, got {}",
+            kind(&value)
+        )));
+    }
+    let message: Message = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.inner().to_string();
+        let text = if path == "." {
+            format!("{label}: {inner}")
+        } else if inner.starts_with('.') || inner.starts_with(':') {
+            format!("{label}: {path}{inner}")
+        } else {
+            format!("{label}: {path}: {inner}")
+        };
+        CfError::invalid_message(text)
+    })?;
+    if message.id.is_empty() {
+        return Err(CfError::invalid_message(format!("{label}: id: must not be empty")));
+    }
+    for (i, part) in message.parts.iter().enumerate() {
+        if part.id().is_empty() {
+            return Err(CfError::invalid_message(format!(
+                "{label}: parts[{i}].id: must be a non-empty string"
+            )));
+        }
+        if let Part::File(f) = part {
+            if f.url.is_empty() {
+                return Err(CfError::invalid_message(format!(
+                    "{label}: parts[{i}].url: must not be empty"
+                )));
+            }
+        }
+    }
+    Ok(message)
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Parses one part. The error text starts with the path inside the part (`.state: ...`) or with
+/// `: ` when the problem is the part itself, so the caller can prefix `parts[i]`.
+pub(super) fn parse_part(value: Value) -> std::result::Result<Part, String> {
+    let Value::Object(mut map) = value else {
+        return Err(format!(": expected an object, got {}", kind(&value)));
+    };
+    let ty = match map.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(other) => return Err(format!(".type: expected a string, got {}", kind(other))),
+        None => return Err(".type: missing field `type`".to_string()),
+    };
+    fn typed<T: serde::de::DeserializeOwned>(map: serde_json::Map<String, Value>) -> std::result::Result<T, String> {
+        serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
+            let path = e.path().to_string();
+            if path == "." {
+                format!(": {}", e.inner())
+            } else {
+                format!(".{path}: {}", e.inner())
+            }
+        })
+    }
+    let known = matches!(ty.as_str(), "text" | "reasoning" | "tool" | "file" | "compaction");
+    if known {
+        map.remove("type");
+    }
+    Ok(match ty.as_str() {
+        "text" => Part::Text(typed::<TextPart>(map)?),
+        "reasoning" => Part::Reasoning(typed::<ReasoningPart>(map)?),
+        "tool" => Part::Tool(typed::<ToolPart>(map)?),
+        "file" => Part::File(typed::<FilePart>(map)?),
+        "compaction" => Part::Compaction(typed::<CompactionPart>(map)?),
+        _ => {
+            if !matches!(map.get("id"), Some(Value::String(_))) {
+                return Err(".id: missing or not a string".to_string());
+            }
+            Part::Other(Value::Object(map))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(v: Value) -> String {
+        let e = parse_message(v).unwrap_err();
+        assert_eq!(e.code, crate::error::Code::InvalidMessage);
+        e.message
+    }
+
+    #[test]
+    fn parses_a_full_message_and_keeps_unknown_fields() {
+        let v = json!({
+            "id": "m1", "role": "assistant", "sessionID": "s1", "finish": "stop",
+            "tokens": {"input": 10, "output": 2, "cacheRead": 5},
+            "parts": [
+                {"type": "text", "id": "p1", "text": "hi", "metadata": {"x": 1}},
+                {"type": "tool", "id": "p2", "callID": "c1", "tool": "read",
+                 "state": {"status": "completed", "input": {"path": "a"}, "output": "x", "time": {"start": 1}}},
+                {"type": "step-finish", "id": "p3", "reason": "stop"}
+            ]
+        });
+        let m = parse_message(v.clone()).unwrap();
+        assert_eq!(m.extra.get("sessionID"), Some(&json!("s1")));
+        assert!(matches!(m.parts[2], Part::Other(_)));
+        assert_eq!(serde_json::to_value(&m).unwrap(), v);
+    }
+
+    #[test]
+    fn errors_name_the_message_and_the_path() {
+        assert_eq!(err(json!({"role": "user", "parts": []})), "message (without id): missing field `id`");
+        let e = err(json!({"id": "m1", "role": "user", "parts": [
+            {"type": "text", "id": "a", "text": "x"},
+            {"type": "tool", "id": "b", "callID": "c", "tool": "t", "state": {"status": "completed", "input": {}}}
+        ]}));
+        assert!(e.starts_with("message \"m1\": parts[1].state"), "{e}");
+        assert!(e.contains("output"), "{e}");
+        let e = err(json!({"id": "m1", "role": "user", "parts": [{"type": "file", "id": "f", "mime": "image/png"}]}));
+        assert_eq!(e, "message \"m1\": parts[0]: missing field `url`");
+        let e = err(json!({"id": "m1", "role": "user", "parts": [{"type": "text", "text": "x"}]}));
+        assert_eq!(e, "message \"m1\": parts[0]: missing field `id`");
+        let e = err(json!({"id": "m1", "role": "robot", "parts": []}));
+        assert!(e.starts_with("message \"m1\": role: unknown variant `robot`"), "{e}");
+        let e = err(json!({"id": "m1", "role": "assistant", "parts": [], "tokens": {"input": -1, "output": 0}}));
+        assert!(e.starts_with("message \"m1\": tokens.input: token count must be"), "{e}");
+        let e = err(json!({"id": "", "role": "user", "parts": []}));
+        assert_eq!(e, "message (without id): id: must not be empty");
+        assert!(err(json!(3)).contains("expected an object"));
+        let e = err(json!({"id": "m", "role": "user", "parts": [{"type": "x"}]}));
+        assert_eq!(e, "message \"m\": parts[0].id: missing or not a string");
+    }
+}

@@ -1,0 +1,121 @@
+use serde::Deserialize;
+
+use crate::error::{CfError, Result};
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct ModelLimit {
+    #[serde(deserialize_with = "crate::policy::config::limit")]
+    pub context: u64,
+    #[serde(default, deserialize_with = "crate::policy::config::opt_limit")]
+    pub input: Option<u64>,
+    #[serde(default, deserialize_with = "crate::policy::config::opt_limit")]
+    pub output: Option<u64>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+pub struct ModelInfo {
+    #[serde(rename = "providerID", default)]
+    pub provider_id: Option<String>,
+    #[serde(rename = "modelID", default)]
+    pub model_id: Option<String>,
+    pub limit: ModelLimit,
+}
+
+/// Compaction settings; every field has opencode's default.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct CompactionConfig {
+    /// Overflow triggers compaction (false: `isOverflow` is always false).
+    pub auto: bool,
+    /// Prune old tool output after each turn (read by the auto-compactor).
+    pub prune: bool,
+    /// Headroom kept free below the window.
+    #[serde(deserialize_with = "opt_limit")]
+    pub reserved: Option<u64>,
+    /// Token budget of the verbatim tail (default: a quarter of `usable`, within 2,000..15,000).
+    #[serde(deserialize_with = "opt_limit")]
+    pub preserve_recent_tokens: Option<u64>,
+    /// At most this many recent turns are kept verbatim; 0 or less keeps none.
+    pub tail_turns: Option<i64>,
+    /// Newest tool output (in tokens) that prune never clears.
+    #[serde(deserialize_with = "limit")]
+    pub prune_protect: u64,
+    /// Prune only if it frees more than this.
+    #[serde(deserialize_with = "limit")]
+    pub prune_minimum: u64,
+    /// Tools whose output is never pruned.
+    pub protected_tools: Vec<String>,
+    /// Cut tool outputs longer than this in model messages (off by default).
+    #[serde(deserialize_with = "opt_limit")]
+    pub tool_output_max_chars: Option<u64>,
+    /// Fixed token cost of an image or PDF.
+    #[serde(deserialize_with = "limit")]
+    pub image_tokens: u64,
+}
+
+impl Default for CompactionConfig {
+    fn default() -> Self {
+        CompactionConfig {
+            auto: true,
+            prune: false,
+            reserved: None,
+            preserve_recent_tokens: None,
+            tail_turns: None,
+            prune_protect: 40_000,
+            prune_minimum: 20_000,
+            protected_tools: vec!["skill".to_string()],
+            tool_output_max_chars: None,
+            image_tokens: 1_200,
+        }
+    }
+}
+
+pub(crate) fn limit<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
+    let n = f64::deserialize(d)?;
+    if !n.is_finite() || n < 0.0 {
+        return Err(serde::de::Error::custom(format!("must be a finite number >= 0, got {n}")));
+    }
+    Ok(n as u64)
+}
+
+pub(crate) fn opt_limit<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<u64>, D::Error> {
+    Option::<f64>::deserialize(d)?
+        .map(|n| {
+            if !n.is_finite() || n < 0.0 {
+                Err(serde::de::Error::custom(format!("must be a finite number >= 0, got {n}")))
+            } else {
+                Ok(n as u64)
+            }
+        })
+        .transpose()
+}
+
+/// Deserializes an options object, naming the field that is wrong (`CF_INVALID_ARGUMENT`).
+pub fn parse_options<T: serde::de::DeserializeOwned>(what: &str, value: serde_json::Value) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            CfError::invalid_argument(format!("{what}: {}", e.inner()))
+        } else {
+            CfError::invalid_argument(format!("{what}.{path}: {}", e.inner()))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fills_defaults_and_names_bad_fields() {
+        let c: CompactionConfig = parse_options("compaction", json!({"tailTurns": 2})).unwrap();
+        assert_eq!(c.prune_protect, 40_000);
+        assert_eq!(c.tail_turns, Some(2));
+        let e = parse_options::<CompactionConfig>("compaction", json!({"reserved": -5})).unwrap_err();
+        assert_eq!(e.code, crate::error::Code::InvalidArgument);
+        assert!(e.message.starts_with("compaction.reserved: must be a finite number"), "{}", e.message);
+        let e = parse_options::<ModelInfo>("model", json!({"limit": {}})).unwrap_err();
+        assert_eq!(e.message, "model.limit: missing field `context`");
+    }
+}

@@ -1,0 +1,14 @@
+//! Decisions over a history: overflow and pressure, prune, turns and the verbatim tail, what a
+//! summary hides.
+
+mod config;
+mod overflow;
+mod prune;
+mod turns;
+mod view;
+
+pub use config::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
+pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
+pub use prune::{prune, PruneResult};
+pub use turns::{preserve_recent_budget, select, split_turn, turns, Selection, Turn};
+pub use view::{Cut, View};

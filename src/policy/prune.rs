@@ -1,0 +1,55 @@
+//! Prune (opencode semantics): clear old tool output, keep the call and its result paired.
+//!
+//! Walk back from the newest message, skipping the last two user turns; stop at a summary or at an
+//! output pruned before. The newest `prune_protect` tokens of tool output are kept; everything older
+//! is cleared, but only when that frees more than `prune_minimum`.
+
+use super::CompactionConfig;
+use crate::model::{Part, ToolState};
+use crate::session::Entry;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PruneResult {
+    /// (message position, part position) of each output to clear, newest first.
+    pub victims: Vec<(usize, usize)>,
+    /// Tokens of the outputs to clear.
+    pub output_tokens: u64,
+}
+
+pub fn prune(entries: &[Entry], cfg: &CompactionConfig) -> PruneResult {
+    let mut turns = 0;
+    let mut total = 0u64;
+    let mut found = PruneResult::default();
+    'walk: for (i, e) in entries.iter().enumerate().rev() {
+        if e.msg.is_user() {
+            turns += 1;
+        }
+        if turns < 2 {
+            continue;
+        }
+        if e.msg.is_summary() {
+            break;
+        }
+        for (j, part) in e.msg.parts.iter().enumerate().rev() {
+            let Part::Tool(t) = part else { continue };
+            let ToolState::Completed { compacted_at, .. } = &t.state else { continue };
+            if cfg.protected_tools.iter().any(|p| p == &t.tool) {
+                continue;
+            }
+            if compacted_at.is_some() {
+                break 'walk;
+            }
+            let tokens = e.parts[j].output;
+            total += tokens;
+            if total > cfg.prune_protect {
+                found.output_tokens += tokens;
+                found.victims.push((i, j));
+            }
+        }
+    }
+    if found.output_tokens > cfg.prune_minimum {
+        found
+    } else {
+        PruneResult::default()
+    }
+}

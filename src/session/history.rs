@@ -1,0 +1,321 @@
+use std::collections::HashMap;
+
+use super::fenwick::Fenwick;
+use super::usage::Calibration;
+use super::{ContextUsage, Entry, SessionOptions, Source};
+use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
+use crate::error::{CfError, Code, Result};
+use crate::model::{Message, Part, ToolState};
+use crate::policy::{self, pressure_tier, Selection, Turn, View};
+use crate::tokens::{Counter, Tokenizer};
+
+/// Messages in arrival order, each counted once, with what per-turn queries need kept current:
+/// prefix sums of tokens, the newest completed compaction, and the newest trusted provider usage.
+#[derive(Clone, Debug)]
+pub struct History {
+    opts: SessionOptions,
+    counter: Counter,
+    entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+    sums: Fenwick,
+    view: View,
+    /// Newest answer whose provider usage describes the current context.
+    last_usage: Option<usize>,
+    /// Tokens pruned from messages before `last_usage` since it was reported.
+    pruned_since_usage: u64,
+    calibration: Calibration,
+}
+
+/// Messages counted per chunk between abort checks.
+const CHUNK: usize = 256;
+
+impl History {
+    pub fn new(opts: SessionOptions) -> Result<History> {
+        let counter = opts.counter()?;
+        if let Tokenizer::Exact(enc) = counter.tokenizer {
+            crate::tokens::warm_up(enc);
+        }
+        Ok(History {
+            opts,
+            counter,
+            entries: Vec::new(),
+            index: HashMap::new(),
+            sums: Fenwick::default(),
+            view: View::default(),
+            last_usage: None,
+            pruned_since_usage: 0,
+            calibration: Calibration::default(),
+        })
+    }
+
+    /// Builds a history from many messages, counting on every core. `aborted` is polled between
+    /// chunks.
+    pub fn from_messages(
+        messages: Vec<Message>,
+        opts: SessionOptions,
+        aborted: &(dyn Fn() -> bool + Sync),
+    ) -> Result<History> {
+        let mut h = History::new(opts)?;
+        let mut index = HashMap::with_capacity(messages.len());
+        for (i, m) in messages.iter().enumerate() {
+            if let Some(prev) = index.insert(m.id.clone(), i) {
+                return Err(CfError::new(
+                    Code::DuplicateId,
+                    format!("message {:?}: id already used by the message at index {prev}", m.id),
+                ));
+            }
+        }
+        let counter = h.counter;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let per_thread = messages.len().div_ceil(threads).max(CHUNK);
+        let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
+        let mut pending = messages.into_iter().map(Some).collect::<Vec<_>>();
+        std::thread::scope(|scope| -> Result<()> {
+            let workers: Vec<_> = pending
+                .chunks_mut(per_thread)
+                .map(|chunk| {
+                    scope.spawn(move || -> Result<Vec<Entry>> {
+                        let mut out = Vec::with_capacity(chunk.len());
+                        for (k, slot) in chunk.iter_mut().enumerate() {
+                            if k % CHUNK == 0 && aborted() {
+                                return Err(CfError::aborted());
+                            }
+                            out.push(Entry::new(slot.take().expect("each message is taken once"), &counter));
+                        }
+                        Ok(out)
+                    })
+                })
+                .collect();
+            for w in workers {
+                let entries = w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
+                slots.extend(entries.into_iter().map(Some));
+            }
+            Ok(())
+        })?;
+        h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
+        h.index = index;
+        h.sums = Fenwick::from_values(h.entries.iter().map(|e| e.tokens));
+        h.refresh_view();
+        Ok(h)
+    }
+
+    pub fn options(&self) -> &SessionOptions {
+        &self.opts
+    }
+
+    pub fn counter(&self) -> &Counter {
+        &self.counter
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Entry> {
+        self.index.get(id).map(|&i| &self.entries[i])
+    }
+
+    /// Appends a message. A rejected message leaves the history exactly as it was.
+    pub fn append(&mut self, msg: Message) -> Result<()> {
+        if let Some(&prev) = self.index.get(&msg.id) {
+            return Err(CfError::new(
+                Code::DuplicateId,
+                format!("message {:?}: id already used by the message at index {prev}", msg.id),
+            ));
+        }
+        let entry = Entry::new(msg, &self.counter);
+        let i = self.entries.len();
+        self.index.insert(entry.msg.id.clone(), i);
+        self.sums.push(entry.tokens);
+        let changes_view = entry.msg.is_completed_summary();
+        let trusted = entry.msg.trusted_usage().is_some();
+        self.entries.push(entry);
+        if changes_view {
+            self.refresh_view();
+        } else if trusted {
+            self.note_usage(i);
+        }
+        Ok(())
+    }
+
+    /// Replaces the message with the same id (streaming updates, finished answers, edits).
+    pub fn update(&mut self, msg: Message) -> Result<()> {
+        let Some(&i) = self.index.get(&msg.id) else {
+            return Err(CfError::new(Code::NotFound, format!("message {:?}: no message with this id to update", msg.id)));
+        };
+        let entry = Entry::new(msg, &self.counter);
+        let old = std::mem::replace(&mut self.entries[i], entry);
+        self.sums.add(i, self.entries[i].tokens as i64 - old.tokens as i64);
+        let new = &self.entries[i].msg;
+        let structural = |m: &Message| m.is_summary() || m.compaction().is_some();
+        if structural(&old.msg) || structural(new) {
+            self.refresh_view();
+        } else if new.trusted_usage().is_some() {
+            if i >= self.view.usage_floor() && self.last_usage.is_none_or(|u| i >= u) {
+                self.note_usage(i);
+            }
+        } else if self.last_usage == Some(i) {
+            self.last_usage = self.find_last_usage();
+        }
+        Ok(())
+    }
+
+    fn find_last_usage(&self) -> Option<usize> {
+        let floor = self.view.usage_floor();
+        (floor..self.entries.len()).rev().find(|&i| self.entries[i].msg.trusted_usage().is_some())
+    }
+
+    fn refresh_view(&mut self) {
+        self.view = View::compute(self.entries.len(), |i| &self.entries[i].msg, &self.index);
+        self.last_usage = self.find_last_usage();
+        self.pruned_since_usage = 0;
+        self.calibration.rebase();
+        if let Some(u) = self.last_usage {
+            self.note_usage(u);
+        }
+    }
+
+    fn note_usage(&mut self, i: usize) {
+        if self.last_usage != Some(i) {
+            self.pruned_since_usage = 0;
+        }
+        self.last_usage = Some(i);
+        if self.counter.tokenizer == Tokenizer::Estimate {
+            let prompt = self.entries[i].msg.trusted_usage().map_or(0, |u| u.prompt_tokens());
+            let before = self.visible_tokens().saturating_sub(self.sums.range(i, self.entries.len()));
+            self.calibration.observe(i, prompt, before);
+        }
+    }
+
+    /// Local token count of everything the model sees.
+    fn visible_tokens(&self) -> u64 {
+        let len = self.entries.len();
+        match &self.view.cut {
+            None => self.sums.prefix(len),
+            Some(c) => {
+                let excluded: u64 = c.excluded.iter().map(|&i| self.entries[i].tokens).sum();
+                (self.sums.prefix(c.hidden_from) + self.sums.range(c.tail_start, len)).saturating_sub(excluded)
+            }
+        }
+    }
+
+    pub fn usable(&self) -> u64 {
+        policy::usable(&self.opts.model, &self.opts.compaction)
+    }
+
+    pub fn usage(&self) -> ContextUsage {
+        let len = self.entries.len();
+        let (usage_tokens, local, source) = match self.last_usage {
+            Some(u) => {
+                let reported = self.entries[u].msg.trusted_usage().map_or(0, |x| x.context_tokens());
+                let trailing = self.sums.range(u + 1, len);
+                let source = if trailing == 0 { Source::Usage } else { Source::Mixed };
+                (reported.saturating_sub(self.pruned_since_usage), trailing, source)
+            }
+            None => (0, self.visible_tokens(), Source::Estimate),
+        };
+        let local_tokens = self.calibration.apply(local);
+        let tokens = usage_tokens + local_tokens;
+        let usable = self.usable();
+        let pressure = if usable == 0 {
+            if self.opts.model.limit.context == 0 || tokens == 0 { 0.0 } else { f64::INFINITY }
+        } else {
+            tokens as f64 / usable as f64
+        };
+        ContextUsage {
+            tokens,
+            usable,
+            pressure,
+            tier: pressure_tier(pressure),
+            source,
+            usage_tokens,
+            local_tokens,
+            calibration: self.calibration.factor,
+        }
+    }
+
+    pub fn is_overflow(&self) -> bool {
+        policy::is_overflow(self.usage().tokens, &self.opts.model, &self.opts.compaction)
+    }
+
+    /// Positions of the messages the model sees, in the order it reads them.
+    pub fn visible_positions(&self) -> Vec<usize> {
+        self.view.order(self.entries.len())
+    }
+
+    pub fn visible(&self) -> Vec<&Entry> {
+        self.visible_positions().into_iter().map(|i| &self.entries[i]).collect()
+    }
+
+    pub fn view(&self) -> &View {
+        &self.view
+    }
+
+    pub fn turns(&self) -> Vec<Turn> {
+        policy::turns(&self.visible())
+    }
+
+    pub fn select(&self) -> Selection {
+        let budget = policy::preserve_recent_budget(&self.opts.model, &self.opts.compaction);
+        policy::select(&self.visible(), budget, self.opts.compaction.tail_turns)
+    }
+
+    /// The options `toModelMessages` uses unless told otherwise.
+    pub fn convert_options(&self) -> ConvertOptions {
+        ConvertOptions {
+            strip_media: false,
+            tool_output_max_chars: self.opts.compaction.tool_output_max_chars.map(|n| n as usize),
+        }
+    }
+
+    pub fn to_model_messages(&self, opts: &ConvertOptions) -> Vec<ModelMessage<'_>> {
+        to_model_messages(self.visible().into_iter().map(|e| &e.msg), opts)
+    }
+
+    /// Clears old tool output (see `policy::prune`), marking it with `now` (epoch ms).
+    pub fn prune(&mut self, now: f64) -> PruneOutcome {
+        let found = policy::prune(&self.entries, &self.opts.compaction);
+        let mut outcome = PruneOutcome::default();
+        for (i, j) in found.victims {
+            let entry = &mut self.entries[i];
+            if let Part::Tool(t) = &mut entry.msg.parts[j] {
+                if let ToolState::Completed { compacted_at, .. } = &mut t.state {
+                    *compacted_at = Some(now);
+                }
+            }
+            let count = self.counter.part(&entry.msg.parts[j]);
+            let freed = entry.parts[j].total.saturating_sub(count.total);
+            entry.parts[j] = count;
+            entry.tokens -= freed;
+            self.sums.add(i, -(freed as i64));
+            if self.last_usage.is_some_and(|u| i < u) && self.view.is_visible(i) {
+                self.pruned_since_usage += freed;
+            }
+            outcome.tokens_freed += freed;
+            outcome.part_ids.push(entry.msg.parts[j].id().to_string());
+            outcome.message_ids.push(entry.msg.id.clone());
+        }
+        if outcome.tokens_freed > 0 {
+            self.calibration.rebase();
+        }
+        outcome.compacted_at = now;
+        outcome
+    }
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PruneOutcome {
+    pub part_ids: Vec<String>,
+    /// The message of each pruned part, in the same order.
+    pub message_ids: Vec<String>,
+    pub tokens_freed: u64,
+    pub compacted_at: f64,
+}

@@ -1,0 +1,13 @@
+//! The native history: messages with their token counts, kept in sync incrementally so per-turn
+//! queries cost O(log n) whatever the length of the session.
+
+mod entry;
+mod fenwick;
+mod history;
+mod options;
+mod usage;
+
+pub use entry::Entry;
+pub use history::{History, PruneOutcome};
+pub use options::SessionOptions;
+pub use usage::{ContextUsage, Source};

@@ -1,0 +1,29 @@
+use serde::Deserialize;
+
+use crate::error::Result;
+use crate::policy::{CompactionConfig, ModelInfo};
+use crate::tokens::{Counter, Tokenizer};
+
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionOptions {
+    pub model: ModelInfo,
+    #[serde(default)]
+    pub compaction: CompactionConfig,
+    /// `o200k`, `cl100k` or `estimate`; by default chosen from the model.
+    #[serde(default)]
+    pub tokenizer: Option<String>,
+}
+
+impl SessionOptions {
+    pub fn counter(&self) -> Result<Counter> {
+        let tokenizer = match &self.tokenizer {
+            Some(name) => Tokenizer::parse(name)?,
+            None => Tokenizer::for_model(
+                self.model.provider_id.as_deref().unwrap_or(""),
+                self.model.model_id.as_deref().unwrap_or(""),
+            ),
+        };
+        Ok(Counter { tokenizer, image_tokens: self.compaction.image_tokens })
+    }
+}

@@ -1,0 +1,98 @@
+//! Counting a message part the way it will be sent, once, when it enters a session.
+
+use super::Tokenizer;
+use crate::convert::markers;
+use crate::model::{is_media, FilePart, Message, Part, ToolState};
+
+/// Framing tokens per message (role and separators), as chat formats add them.
+pub const MESSAGE_OVERHEAD: u64 = 3;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PartCount {
+    /// Everything the part costs in the context.
+    pub total: u64,
+    /// The share a prune would clear (a completed tool output, attachments included).
+    pub output: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Counter {
+    pub tokenizer: Tokenizer,
+    /// Fixed cost of an image or PDF, never its base64 length.
+    pub image_tokens: u64,
+}
+
+impl Counter {
+    pub fn text(&self, text: &str) -> u64 {
+        self.tokenizer.count(text)
+    }
+
+    fn file(&self, f: &FilePart) -> u64 {
+        if is_media(&f.mime) {
+            self.image_tokens
+        } else {
+            self.text(&f.url)
+        }
+    }
+
+    pub fn part(&self, part: &Part) -> PartCount {
+        match part {
+            Part::Text(p) => PartCount { total: self.text(&p.text), output: 0 },
+            Part::Reasoning(p) => PartCount { total: self.text(&p.text), output: 0 },
+            Part::File(f) => PartCount { total: self.file(f), output: 0 },
+            Part::Compaction(_) => PartCount { total: self.text(markers::COMPACTION_REQUEST), output: 0 },
+            Part::Tool(t) => {
+                let call = self.text(&t.tool) + self.text(&json(t.state.input()));
+                match &t.state {
+                    ToolState::Completed { compacted_at: Some(_), .. } => {
+                        PartCount { total: call + self.text(markers::PRUNED), output: 0 }
+                    }
+                    ToolState::Completed { output, attachments, .. } => {
+                        let out = self.text(output)
+                            + attachments.iter().flatten().map(|a| self.file(a)).sum::<u64>();
+                        PartCount { total: call + out, output: out }
+                    }
+                    ToolState::Error { error, .. } => PartCount { total: call + self.text(error), output: 0 },
+                    ToolState::Pending { .. } | ToolState::Running { .. } => {
+                        PartCount { total: call + self.text(markers::INTERRUPTED), output: 0 }
+                    }
+                }
+            }
+            Part::Other(_) => PartCount::default(),
+        }
+    }
+
+    pub fn message(&self, m: &Message) -> (Vec<PartCount>, u64) {
+        let parts: Vec<PartCount> = m.parts.iter().map(|p| self.part(p)).collect();
+        let total = MESSAGE_OVERHEAD + parts.iter().map(|c| c.total).sum::<u64>();
+        (parts, total)
+    }
+}
+
+fn json(v: &serde_json::Value) -> String {
+    if v.is_null() {
+        String::new()
+    } else {
+        v.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::parse_message;
+    use serde_json::json;
+
+    #[test]
+    fn counts_media_at_a_fixed_cost_and_prunable_output_apart() {
+        let c = Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1200 };
+        let m = parse_message(json!({"id": "m", "role": "assistant", "parts": [
+            {"type": "file", "id": "f", "mime": "image/png", "url": format!("data:image/png;base64,{}", "A".repeat(100_000))},
+            {"type": "tool", "id": "t", "callID": "c", "tool": "bash", "state": {"status": "completed", "input": {"cmd": "ls"}, "output": "a b c d e f g"}}
+        ]})).unwrap();
+        let (parts, total) = c.message(&m);
+        assert_eq!(parts[0].total, 1200);
+        assert!(parts[1].output > 0 && parts[1].output < parts[1].total);
+        assert_eq!(total, MESSAGE_OVERHEAD + parts[0].total + parts[1].total);
+    }
+}
