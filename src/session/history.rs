@@ -225,11 +225,8 @@ impl History {
         let local_tokens = self.calibration.apply(local);
         let tokens = usage_tokens + local_tokens;
         let usable = self.usable();
-        let pressure = if usable == 0 {
-            if self.opts.model.limit.context == 0 || tokens == 0 { 0.0 } else { f64::INFINITY }
-        } else {
-            tokens as f64 / usable as f64
-        };
+        // A known window too small for its output reserve overflows at any size.
+        let pressure = if self.opts.model.limit.context == 0 { 0.0 } else { tokens as f64 / usable.max(1) as f64 };
         ContextUsage {
             tokens,
             usable,

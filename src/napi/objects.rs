@@ -1,0 +1,109 @@
+//! Small results returned to JS as typed objects.
+
+use napi_derive::napi;
+
+use crate::policy::{Selection as CoreSelection, Turn as CoreTurn};
+use crate::session::{ContextUsage as CoreUsage, PruneOutcome};
+
+#[napi(object)]
+pub struct ContextUsage {
+    /// Tokens in the context now.
+    pub tokens: f64,
+    /// Tokens the context may hold before it overflows (0: unknown window).
+    pub usable: f64,
+    /// tokens / usable.
+    pub pressure: f64,
+    #[napi(ts_type = "'ok' | 'notice' | 'prune' | 'compact'")]
+    pub tier: String,
+    /// Where `tokens` comes from: provider usage, local counts, or both.
+    #[napi(ts_type = "'usage' | 'estimate' | 'mixed'")]
+    pub source: String,
+    /// The provider-reported part of `tokens`.
+    pub usage_tokens: f64,
+    /// The locally counted part of `tokens`.
+    pub local_tokens: f64,
+    /// Factor applied to local estimates, learned from provider usage (1 when counting exactly).
+    pub calibration: f64,
+}
+
+impl From<CoreUsage> for ContextUsage {
+    fn from(u: CoreUsage) -> Self {
+        ContextUsage {
+            tokens: u.tokens as f64,
+            usable: u.usable as f64,
+            pressure: u.pressure,
+            tier: u.tier.as_str().to_string(),
+            source: u.source.as_str().to_string(),
+            usage_tokens: u.usage_tokens as f64,
+            local_tokens: u.local_tokens as f64,
+            calibration: u.calibration,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct PruneResult {
+    #[napi(js_name = "prunedPartIDs")]
+    pub pruned_part_ids: Vec<String>,
+    /// The message holding each pruned part, in the same order.
+    #[napi(js_name = "messageIDs")]
+    pub message_ids: Vec<String>,
+    pub tokens_freed: f64,
+    /// The mark written to each pruned output's `compactedAt`.
+    pub compacted_at: f64,
+}
+
+impl From<PruneOutcome> for PruneResult {
+    fn from(p: PruneOutcome) -> Self {
+        PruneResult {
+            pruned_part_ids: p.part_ids,
+            message_ids: p.message_ids,
+            tokens_freed: p.tokens_freed as f64,
+            compacted_at: p.compacted_at,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct Selection {
+    /// Messages `[0, headEnd)` of the context get summarized.
+    pub head_end: u32,
+    /// The first message kept verbatim (none: everything is summarized).
+    #[napi(js_name = "tailStartID")]
+    pub tail_start_id: Option<String>,
+    pub tail_tokens: f64,
+}
+
+impl From<CoreSelection> for Selection {
+    fn from(s: CoreSelection) -> Self {
+        Selection { head_end: s.head_end as u32, tail_start_id: s.tail_start_id, tail_tokens: s.tail_tokens as f64 }
+    }
+}
+
+#[napi(object)]
+pub struct Turn {
+    /// Index of the user message that starts the turn.
+    pub start: u32,
+    /// Index after the turn's last message.
+    pub end: u32,
+    /// Id of the user message that starts the turn.
+    pub id: String,
+}
+
+impl From<CoreTurn> for Turn {
+    fn from(t: CoreTurn) -> Self {
+        Turn { start: t.start as u32, end: t.end as u32, id: t.id }
+    }
+}
+
+impl From<Turn> for CoreTurn {
+    fn from(t: Turn) -> Self {
+        CoreTurn { start: t.start as usize, end: t.end as usize, id: t.id }
+    }
+}
+
+#[napi(object)]
+pub struct TailStart {
+    pub start: u32,
+    pub id: String,
+}

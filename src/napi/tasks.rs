@@ -1,0 +1,150 @@
+//! Work that can take long runs off the JS thread, with an optional `AbortSignal`.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use serde_json::Value;
+
+use super::errors::{catching, js_error};
+use super::session::Session;
+use super::value;
+use crate::error::{CfError, Result as CoreResult};
+use crate::session::History;
+use crate::tokens::{count_tokens, Encoding};
+
+/// Set when the caller's signal aborts; checked between chunks of work.
+#[derive(Clone, Default)]
+pub struct AbortFlag(Arc<AtomicBool>);
+
+impl AbortFlag {
+    /// Follows `signal` (an `AbortSignal`); an already aborted signal aborts at once.
+    pub fn follow(env: &Env, signal: Option<Object>) -> Result<AbortFlag> {
+        let flag = AbortFlag::default();
+        if let Some(signal) = signal {
+            if signal.get_named_property::<bool>("aborted").unwrap_or(false) {
+                flag.0.store(true, Ordering::Relaxed);
+            }
+            let abort = unsafe { AbortSignal::from_napi_value(env.raw(), signal.raw())? };
+            let inner = flag.0.clone();
+            abort.on_abort(move || inner.store(true, Ordering::Relaxed));
+        }
+        Ok(flag)
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    fn check(&self) -> CoreResult<()> {
+        if self.is_set() {
+            Err(CfError::aborted())
+        } else {
+            Ok(())
+        }
+    }
+}
+
+pub struct FromMessagesTask {
+    pub messages: Option<Vec<Value>>,
+    pub options: Option<Value>,
+    pub abort: AbortFlag,
+}
+
+impl Task for FromMessagesTask {
+    type Output = CoreResult<History>;
+    type JsValue = Session;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let messages = self.messages.take().unwrap_or_default();
+        let options = self.options.take().unwrap_or(Value::Null);
+        let abort = self.abort.clone();
+        Ok(catching(|| {
+            abort.check()?;
+            let opts = value::session_options(options)?;
+            let messages = value::messages(messages)?;
+            History::from_messages(messages, opts, &|| abort.is_set())
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        output.map(Session::wrap).map_err(|e| js_error(&env, &e))
+    }
+}
+
+pub struct CountTask {
+    pub text: String,
+    pub encoding: Encoding,
+    pub abort: AbortFlag,
+}
+
+/// Text is counted in slices of this many bytes between abort checks, cut where no o200k or cl100k
+/// pre-tokenizer piece can span (so the slices' counts add up to the exact count): between a
+/// newline and an ASCII letter or digit, or between an ASCII letter and a space before a letter.
+const SLICE: usize = 1 << 20;
+
+impl Task for CountTask {
+    type Output = CoreResult<u64>;
+    type JsValue = f64;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let (text, encoding, abort) = (&self.text, self.encoding, &self.abort);
+        Ok(catching(|| {
+            abort.check()?;
+            if text.len() <= SLICE {
+                return Ok(count_tokens(text, encoding));
+            }
+            let mut total = 0;
+            let mut rest = text.as_str();
+            while !rest.is_empty() {
+                abort.check()?;
+                let cut = slice_end(rest, SLICE);
+                total += count_tokens(&rest[..cut], encoding);
+                rest = &rest[cut..];
+            }
+            Ok(total)
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        output.map(|n| n as f64).map_err(|e| js_error(&env, &e))
+    }
+}
+
+/// The end of the slice starting `text`: the first safe cut at or after `size` bytes, or the end.
+fn slice_end(text: &str, size: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = size.min(bytes.len());
+    while i < bytes.len() {
+        let newline_then_word = bytes[i - 1] == b'\n' && bytes[i].is_ascii_alphanumeric();
+        let word_space_word = bytes[i - 1].is_ascii_alphabetic()
+            && bytes[i] == b' '
+            && bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic);
+        if newline_then_word || word_space_word {
+            return i;
+        }
+        i += 1;
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_add_up_to_the_exact_count() {
+        let text = "fn main() {\n    let x = 1;\n}\nHello world, it's 2026!\n\n  indented\tline\nzz top".repeat(5000);
+        for enc in [Encoding::O200k, Encoding::Cl100k] {
+            let whole = count_tokens(&text, enc);
+            let mut total = 0;
+            let mut rest = text.as_str();
+            while !rest.is_empty() {
+                let cut = slice_end(rest, 997);
+                total += count_tokens(&rest[..cut], enc);
+                rest = &rest[cut..];
+            }
+            assert_eq!(total, whole);
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! Conversions: JS values in through serde, Rust values out through serde without an intermediate
+//! `serde_json::Value`.
+
+use napi::bindgen_prelude::*;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{CfError, Result};
+use crate::model::{parse_message, Message};
+use crate::policy::parse_options;
+use crate::session::SessionOptions;
+
+/// A Rust value handed to JS as plain objects.
+pub struct Js<T: Serialize>(pub T);
+
+impl<T: Serialize> ToNapiValue for Js<T> {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let env = Env::from_raw(env);
+        Ok(env.to_js_value(&val.0)?.raw())
+    }
+}
+
+impl<T: Serialize> TypeName for Js<T> {
+    fn type_name() -> &'static str {
+        "Object"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+pub fn message(value: Value) -> Result<Message> {
+    parse_message(value)
+}
+
+/// Parses a list of messages; errors also say at which index the bad message sits.
+pub fn messages(values: Vec<Value>) -> Result<Vec<Message>> {
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| {
+            parse_message(v).map_err(|e| CfError::new(e.code, format!("messages[{i}]: {}", e.message)))
+        })
+        .collect()
+}
+
+pub fn session_options(value: Value) -> Result<SessionOptions> {
+    parse_options("options", value)
+}
+
+/// Options that may be left out: `undefined` and `null` mean the defaults.
+pub fn optional<T: serde::de::DeserializeOwned + Default>(what: &str, value: Option<Value>) -> Result<T> {
+    match value {
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(v) => parse_options(what, v),
+    }
+}
+
+/// `toModelMessages` options as JS passes them; unset fields fall back to the session's settings.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ConvertArgs {
+    pub strip_media: Option<bool>,
+    #[serde(deserialize_with = "crate::policy::opt_limit")]
+    pub tool_output_max_chars: Option<u64>,
+}
+
+impl ConvertArgs {
+    pub fn over(self, base: crate::convert::ConvertOptions) -> crate::convert::ConvertOptions {
+        crate::convert::ConvertOptions {
+            strip_media: self.strip_media.unwrap_or(base.strip_media),
+            tool_output_max_chars: self.tool_output_max_chars.map(|n| n as usize).or(base.tool_output_max_chars),
+        }
+    }
+}
