@@ -6,7 +6,9 @@ use serde_json::Value;
 
 fn strings(v: &Value, out: &mut Vec<String>) {
     match v {
-        Value::String(s) if s.len() >= 16 && s.contains(' ') || s_is_cjk(v) => out.push(v.as_str().unwrap().to_string()),
+        Value::String(s) if s.len() >= 16 && s.contains(' ') || s_is_cjk(v) => {
+            out.push(v.as_str().unwrap().to_string())
+        }
         Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
         Value::Object(o) => o.values().for_each(|x| strings(x, out)),
         _ => {}
@@ -14,17 +16,23 @@ fn strings(v: &Value, out: &mut Vec<String>) {
 }
 
 fn s_is_cjk(v: &Value) -> bool {
-    v.as_str().is_some_and(|s| s.len() >= 16 && s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)))
+    v.as_str()
+        .is_some_and(|s| s.len() >= 16 && s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)))
 }
 
 fn features(f: &Features) -> [f64; 8] {
-    [f.letters, f.words, f.digits, f.spaces, f.newlines, f.punct, f.cjk, f.other].map(|x| x as f64)
+    [
+        f.letters, f.words, f.digits, f.spaces, f.newlines, f.punct, f.cjk, f.other,
+    ]
+    .map(|x| x as f64)
 }
 
 fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
     let n = b.len();
     for c in 0..n {
-        let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())).unwrap();
+        let p = (c..n)
+            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
+            .unwrap();
         a.swap(c, p);
         b.swap(c, p);
         for r in c + 1..n {
@@ -45,7 +53,10 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
 fn main() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
     let mut texts = Vec::new();
-    for group in std::fs::read_dir(dir).expect("corpus beside the project").flatten() {
+    for group in std::fs::read_dir(dir)
+        .expect("corpus beside the project")
+        .flatten()
+    {
         if !group.path().is_dir() {
             continue;
         }
@@ -84,7 +95,9 @@ fn main() {
         rows.push((x, y, s.len() as f64));
     }
     let w = solve(ata, atb);
-    let names = ["LETTERS", "WORDS", "DIGITS", "SPACES", "NEWLINES", "PUNCT", "CJK", "OTHER"];
+    let names = [
+        "LETTERS", "WORDS", "DIGITS", "SPACES", "NEWLINES", "PUNCT", "CJK", "OTHER",
+    ];
     for (n, v) in names.iter().zip(&w) {
         println!("const W_{n}: f64 = {v:.4};");
     }

@@ -104,7 +104,11 @@ struct CallIds(HashMap<String, u32>);
 
 impl CallIds {
     fn unique(&mut self, part: &ToolPart) -> String {
-        let base = if part.call_id.is_empty() { &part.id } else { &part.call_id };
+        let base = if part.call_id.is_empty() {
+            &part.id
+        } else {
+            &part.call_id
+        };
         let mut n = match self.0.get_mut(base.as_str()) {
             None => {
                 self.0.insert(base.clone(), 0);
@@ -152,17 +156,28 @@ fn system(m: &Message, out: &mut Vec<ModelMessage<'_>>) {
         })
         .collect();
     if !text.is_empty() {
-        out.push(ModelMessage::System { content: text.join("\n") });
+        out.push(ModelMessage::System {
+            content: text.join("\n"),
+        });
     }
 }
 
 fn file<'a>(f: &'a FilePart, opts: &ConvertOptions) -> UserContent<'a> {
     if opts.strip_media && is_media(&f.mime) {
-        UserContent::Text { text: Cow::Owned(markers::attached(&f.mime, f.display_name())) }
+        UserContent::Text {
+            text: Cow::Owned(markers::attached(&f.mime, f.display_name())),
+        }
     } else if f.mime.starts_with("image/") {
-        UserContent::Image { image: &f.url, media_type: &f.mime }
+        UserContent::Image {
+            image: &f.url,
+            media_type: &f.mime,
+        }
     } else {
-        UserContent::File { data: &f.url, media_type: &f.mime, filename: f.filename.as_deref() }
+        UserContent::File {
+            data: &f.url,
+            media_type: &f.mime,
+            filename: f.filename.as_deref(),
+        }
     }
 }
 
@@ -171,9 +186,13 @@ fn user<'a>(m: &'a Message, opts: &ConvertOptions, out: &mut Vec<ModelMessage<'a
         .parts
         .iter()
         .filter_map(|p| match p {
-            Part::Text(t) if !t.text.is_empty() => Some(UserContent::Text { text: Cow::Borrowed(&t.text) }),
+            Part::Text(t) if !t.text.is_empty() => Some(UserContent::Text {
+                text: Cow::Borrowed(&t.text),
+            }),
             Part::File(f) => Some(file(f, opts)),
-            Part::Compaction(_) => Some(UserContent::Text { text: Cow::Borrowed(markers::COMPACTION_REQUEST) }),
+            Part::Compaction(_) => Some(UserContent::Text {
+                text: Cow::Borrowed(markers::COMPACTION_REQUEST),
+            }),
             _ => None,
         })
         .collect();
@@ -189,37 +208,61 @@ fn sendable(m: &Message) -> bool {
         None => true,
         Some(e) => {
             e.name == "MessageAbortedError"
-                && m.parts.iter().any(|p| matches!(p, Part::Text(_) | Part::Tool(_)))
+                && m.parts
+                    .iter()
+                    .any(|p| matches!(p, Part::Text(_) | Part::Tool(_)))
         }
     }
 }
 
-fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, ids: &mut CallIds, out: &mut Vec<ModelMessage<'a>>) {
+fn assistant<'a>(
+    m: &'a Message,
+    opts: &ConvertOptions,
+    ids: &mut CallIds,
+    out: &mut Vec<ModelMessage<'a>>,
+) {
     if !sendable(m) {
         return;
     }
     let mut calls: Vec<AssistantContent<'a>> = Vec::new();
     let mut results: Vec<ToolResult<'a>> = Vec::new();
-    let flush = |calls: &mut Vec<AssistantContent<'a>>, results: &mut Vec<ToolResult<'a>>, out: &mut Vec<ModelMessage<'a>>| {
+    let flush = |calls: &mut Vec<AssistantContent<'a>>,
+                 results: &mut Vec<ToolResult<'a>>,
+                 out: &mut Vec<ModelMessage<'a>>| {
         if !calls.is_empty() {
-            out.push(ModelMessage::Assistant { content: std::mem::take(calls) });
+            out.push(ModelMessage::Assistant {
+                content: std::mem::take(calls),
+            });
         }
         if !results.is_empty() {
-            out.push(ModelMessage::Tool { content: std::mem::take(results) });
+            out.push(ModelMessage::Tool {
+                content: std::mem::take(results),
+            });
         }
     };
     for p in &m.parts {
         let content = match p {
             Part::Text(t) if !t.text.is_empty() => AssistantContent::Text { text: &t.text },
-            Part::Reasoning(r) if !r.text.is_empty() => AssistantContent::Reasoning { text: &r.text },
+            Part::Reasoning(r) if !r.text.is_empty() => {
+                AssistantContent::Reasoning { text: &r.text }
+            }
             Part::Tool(t) => {
                 let id = ids.unique(t);
                 let input = match t.state.input() {
                     Value::Null => Cow::Owned(Value::Object(Default::default())),
                     v => Cow::Borrowed(v),
                 };
-                calls.push(AssistantContent::ToolCall { tool_call_id: id.clone(), tool_name: &t.tool, input });
-                results.push(ToolResult { kind: "tool-result", tool_call_id: id, tool_name: &t.tool, output: tool_output(t, opts) });
+                calls.push(AssistantContent::ToolCall {
+                    tool_call_id: id.clone(),
+                    tool_name: &t.tool,
+                    input,
+                });
+                results.push(ToolResult {
+                    kind: "tool-result",
+                    tool_call_id: id,
+                    tool_name: &t.tool,
+                    output: tool_output(t, opts),
+                });
                 continue;
             }
             _ => continue,
@@ -235,23 +278,44 @@ fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, ids: &mut CallIds, out: 
 
 fn tool_output<'a>(t: &'a ToolPart, opts: &ConvertOptions) -> ToolOutput<'a> {
     match &t.state {
-        ToolState::Pending { .. } | ToolState::Running { .. } => {
-            ToolOutput::ErrorText { value: Cow::Borrowed(markers::INTERRUPTED) }
-        }
-        ToolState::Error { error, .. } => ToolOutput::ErrorText { value: Cow::Borrowed(error) },
-        ToolState::Completed { compacted_at: Some(_), .. } => ToolOutput::Text { value: Cow::Borrowed(markers::PRUNED) },
-        ToolState::Completed { output, attachments, .. } => {
+        ToolState::Pending { .. } | ToolState::Running { .. } => ToolOutput::ErrorText {
+            value: Cow::Borrowed(markers::INTERRUPTED),
+        },
+        ToolState::Error { error, .. } => ToolOutput::ErrorText {
+            value: Cow::Borrowed(error),
+        },
+        ToolState::Completed {
+            compacted_at: Some(_),
+            ..
+        } => ToolOutput::Text {
+            value: Cow::Borrowed(markers::PRUNED),
+        },
+        ToolState::Completed {
+            output,
+            attachments,
+            ..
+        } => {
             let mut text = match opts.tool_output_max_chars {
                 Some(max) => keep_head_and_tail(output, max),
                 None => Cow::Borrowed(output.as_str()),
             };
             let mut media = Vec::new();
             for a in attachments.iter().flatten() {
-                match a.url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,")) {
+                match a
+                    .url
+                    .strip_prefix("data:")
+                    .and_then(|rest| rest.split_once(";base64,"))
+                {
                     Some((_, data)) if !opts.strip_media || !is_media(&a.mime) => {
-                        media.push(ContentItem::Media { data, media_type: &a.mime });
+                        media.push(ContentItem::Media {
+                            data,
+                            media_type: &a.mime,
+                        });
                     }
-                    _ => text.to_mut().push_str(&format!("\n{}", markers::attached(&a.mime, a.display_name()))),
+                    _ => text.to_mut().push_str(&format!(
+                        "\n{}",
+                        markers::attached(&a.mime, a.display_name())
+                    )),
                 }
             }
             if media.is_empty() {
@@ -271,7 +335,12 @@ mod tests {
     use serde_json::json;
 
     fn convert(msgs: Value, opts: &ConvertOptions) -> Value {
-        let msgs: Vec<Message> = msgs.as_array().unwrap().iter().map(|m| parse_message(m.clone()).unwrap()).collect();
+        let msgs: Vec<Message> = msgs
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| parse_message(m.clone()).unwrap())
+            .collect();
         serde_json::to_value(to_model_messages(&msgs, opts)).unwrap()
     }
 
@@ -281,77 +350,107 @@ mod tests {
 
     #[test]
     fn converts_every_part_kind() {
-        let out = convert(json!([
-            {"id": "s", "role": "system", "parts": [{"type": "text", "id": "a", "text": "be brief"}]},
-            {"id": "u", "role": "user", "parts": [
-                {"type": "text", "id": "b", "text": "look"},
-                {"type": "file", "id": "c", "mime": "image/png", "url": "data:image/png;base64,AAAA", "filename": "x.png"},
-                {"type": "file", "id": "d", "mime": "application/pdf", "url": "https://e/x.pdf"}
-            ]},
-            {"id": "a1", "role": "assistant", "finish": "tool-calls", "parts": [
-                {"type": "reasoning", "id": "e", "text": "hmm"},
-                {"type": "text", "id": "f", "text": "running"},
-                tool("g", "c1", json!({"status": "completed", "input": {"cmd": "ls"}, "output": "0123456789"})),
-                tool("h", "c2", json!({"status": "error", "input": {}, "error": "boom"})),
-                tool("i", "c3", json!({"status": "running", "input": {}})),
-                {"type": "text", "id": "j", "text": "done"}
-            ]}
-        ]), &ConvertOptions { strip_media: false, tool_output_max_chars: Some(4) });
-        assert_eq!(out, json!([
-            {"role": "system", "content": "be brief"},
-            {"role": "user", "content": [
-                {"type": "text", "text": "look"},
-                {"type": "image", "image": "data:image/png;base64,AAAA", "mediaType": "image/png"},
-                {"type": "file", "data": "https://e/x.pdf", "mediaType": "application/pdf"}
-            ]},
-            {"role": "assistant", "content": [
-                {"type": "reasoning", "text": "hmm"},
-                {"type": "text", "text": "running"},
-                {"type": "tool-call", "toolCallId": "c1", "toolName": "bash", "input": {"cmd": "ls"}},
-                {"type": "tool-call", "toolCallId": "c2", "toolName": "bash", "input": {}},
-                {"type": "tool-call", "toolCallId": "c3", "toolName": "bash", "input": {}}
-            ]},
-            {"role": "tool", "content": [
-                {"type": "tool-result", "toolCallId": "c1", "toolName": "bash", "output": {"type": "text", "value": "01\n[... omitted 6 chars ...]\n89"}},
-                {"type": "tool-result", "toolCallId": "c2", "toolName": "bash", "output": {"type": "error-text", "value": "boom"}},
-                {"type": "tool-result", "toolCallId": "c3", "toolName": "bash", "output": {"type": "error-text", "value": "[Tool execution was interrupted]"}}
-            ]},
-            {"role": "assistant", "content": [{"type": "text", "text": "done"}]}
-        ]));
+        let out = convert(
+            json!([
+                {"id": "s", "role": "system", "parts": [{"type": "text", "id": "a", "text": "be brief"}]},
+                {"id": "u", "role": "user", "parts": [
+                    {"type": "text", "id": "b", "text": "look"},
+                    {"type": "file", "id": "c", "mime": "image/png", "url": "data:image/png;base64,AAAA", "filename": "x.png"},
+                    {"type": "file", "id": "d", "mime": "application/pdf", "url": "https://e/x.pdf"}
+                ]},
+                {"id": "a1", "role": "assistant", "finish": "tool-calls", "parts": [
+                    {"type": "reasoning", "id": "e", "text": "hmm"},
+                    {"type": "text", "id": "f", "text": "running"},
+                    tool("g", "c1", json!({"status": "completed", "input": {"cmd": "ls"}, "output": "0123456789"})),
+                    tool("h", "c2", json!({"status": "error", "input": {}, "error": "boom"})),
+                    tool("i", "c3", json!({"status": "running", "input": {}})),
+                    {"type": "text", "id": "j", "text": "done"}
+                ]}
+            ]),
+            &ConvertOptions {
+                strip_media: false,
+                tool_output_max_chars: Some(4),
+            },
+        );
+        assert_eq!(
+            out,
+            json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "look"},
+                    {"type": "image", "image": "data:image/png;base64,AAAA", "mediaType": "image/png"},
+                    {"type": "file", "data": "https://e/x.pdf", "mediaType": "application/pdf"}
+                ]},
+                {"role": "assistant", "content": [
+                    {"type": "reasoning", "text": "hmm"},
+                    {"type": "text", "text": "running"},
+                    {"type": "tool-call", "toolCallId": "c1", "toolName": "bash", "input": {"cmd": "ls"}},
+                    {"type": "tool-call", "toolCallId": "c2", "toolName": "bash", "input": {}},
+                    {"type": "tool-call", "toolCallId": "c3", "toolName": "bash", "input": {}}
+                ]},
+                {"role": "tool", "content": [
+                    {"type": "tool-result", "toolCallId": "c1", "toolName": "bash", "output": {"type": "text", "value": "01\n[... omitted 6 chars ...]\n89"}},
+                    {"type": "tool-result", "toolCallId": "c2", "toolName": "bash", "output": {"type": "error-text", "value": "boom"}},
+                    {"type": "tool-result", "toolCallId": "c3", "toolName": "bash", "output": {"type": "error-text", "value": "[Tool execution was interrupted]"}}
+                ]},
+                {"role": "assistant", "content": [{"type": "text", "text": "done"}]}
+            ])
+        );
     }
 
     #[test]
     fn strips_media_clears_pruned_output_and_drops_errored_answers() {
-        let out = convert(json!([
-            {"id": "u", "role": "user", "parts": [
-                {"type": "file", "id": "c", "mime": "image/png", "url": "data:image/png;base64,AAAA", "filename": "x.png"},
-                {"type": "compaction", "id": "k", "auto": true}
-            ]},
-            {"id": "a0", "role": "assistant", "error": {"name": "APIError", "message": "x"}, "parts": [{"type": "text", "id": "z", "text": "partial"}]},
-            {"id": "a1", "role": "assistant", "parts": [
-                tool("g", "c1", json!({"status": "completed", "input": {}, "output": "big", "compactedAt": 1})),
-                tool("h", "c1", json!({"status": "completed", "input": {}, "output": "shot",
-                    "attachments": [{"id": "q", "mime": "image/jpeg", "url": "data:image/jpeg;base64,BBBB"}]}))
-            ]}
-        ]), &ConvertOptions { strip_media: true, tool_output_max_chars: None });
-        assert_eq!(out[0], json!({"role": "user", "content": [
-            {"type": "text", "text": "[Attached image/png: x.png]"},
-            {"type": "text", "text": "What did we do so far?"}
-        ]}));
+        let out = convert(
+            json!([
+                {"id": "u", "role": "user", "parts": [
+                    {"type": "file", "id": "c", "mime": "image/png", "url": "data:image/png;base64,AAAA", "filename": "x.png"},
+                    {"type": "compaction", "id": "k", "auto": true}
+                ]},
+                {"id": "a0", "role": "assistant", "error": {"name": "APIError", "message": "x"}, "parts": [{"type": "text", "id": "z", "text": "partial"}]},
+                {"id": "a1", "role": "assistant", "parts": [
+                    tool("g", "c1", json!({"status": "completed", "input": {}, "output": "big", "compactedAt": 1})),
+                    tool("h", "c1", json!({"status": "completed", "input": {}, "output": "shot",
+                        "attachments": [{"id": "q", "mime": "image/jpeg", "url": "data:image/jpeg;base64,BBBB"}]}))
+                ]}
+            ]),
+            &ConvertOptions {
+                strip_media: true,
+                tool_output_max_chars: None,
+            },
+        );
+        assert_eq!(
+            out[0],
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "[Attached image/png: x.png]"},
+                {"type": "text", "text": "What did we do so far?"}
+            ]})
+        );
         assert_eq!(out.as_array().unwrap().len(), 3);
-        assert_eq!(out[2]["content"][0]["output"], json!({"type": "text", "value": "[Old tool result content cleared]"}));
+        assert_eq!(
+            out[2]["content"][0]["output"],
+            json!({"type": "text", "value": "[Old tool result content cleared]"})
+        );
         assert_eq!(out[2]["content"][1]["toolCallId"], json!("c1_1"));
-        assert_eq!(out[2]["content"][1]["output"]["value"], json!("shot\n[Attached image/jpeg: file]"));
+        assert_eq!(
+            out[2]["content"][1]["output"]["value"],
+            json!("shot\n[Attached image/jpeg: file]")
+        );
     }
 
     #[test]
     fn keeps_media_attachments_as_content_when_not_stripped() {
-        let out = convert(json!([{"id": "a1", "role": "assistant", "parts": [
-            tool("h", "c1", json!({"status": "completed", "input": {}, "output": "shot",
-                "attachments": [{"id": "q", "mime": "image/jpeg", "url": "data:image/jpeg;base64,BBBB"}]}))
-        ]}]), &ConvertOptions::default());
-        assert_eq!(out[1]["content"][0]["output"], json!({"type": "content", "value": [
-            {"type": "text", "text": "shot"}, {"type": "media", "data": "BBBB", "mediaType": "image/jpeg"}
-        ]}));
+        let out = convert(
+            json!([{"id": "a1", "role": "assistant", "parts": [
+                tool("h", "c1", json!({"status": "completed", "input": {}, "output": "shot",
+                    "attachments": [{"id": "q", "mime": "image/jpeg", "url": "data:image/jpeg;base64,BBBB"}]}))
+            ]}]),
+            &ConvertOptions::default(),
+        );
+        assert_eq!(
+            out[1]["content"][0]["output"],
+            json!({"type": "content", "value": [
+                {"type": "text", "text": "shot"}, {"type": "media", "data": "BBBB", "mediaType": "image/jpeg"}
+            ]})
+        );
     }
 }

@@ -41,13 +41,29 @@ pub struct Usage {
     pub input: u64,
     #[serde(deserialize_with = "count")]
     pub output: u64,
-    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reasoning: Option<u64>,
-    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cache_read: Option<u64>,
-    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub cache_write: Option<u64>,
-    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "opt_count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub total: Option<u64>,
 }
 

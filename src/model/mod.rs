@@ -6,9 +6,7 @@ mod part;
 
 pub use message::{Message, MessageError, ModelRef, Role, Time, Usage};
 pub use parse::parse_message;
-pub use part::{
-    CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState,
-};
+pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
 
 /// `image/*` and PDFs: what `stripMedia` replaces and what counts a fixed token cost.
 pub fn is_media(mime: &str) -> bool {

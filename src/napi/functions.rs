@@ -32,7 +32,8 @@ fn history(
 }
 
 fn to_js_value<'env, T: serde::Serialize>(env: &'env Env, value: &T) -> CoreResult<Unknown<'env>> {
-    env.to_js_value(value).map_err(|e| crate::error::CfError::new(crate::error::Code::Internal, e.to_string()))
+    env.to_js_value(value)
+        .map_err(|e| crate::error::CfError::new(crate::error::Code::Internal, e.to_string()))
 }
 
 /// Converts messages (as they are: pass `filterCompacted` output for a compacted history) to AI
@@ -85,8 +86,14 @@ pub fn prune(
 pub fn turns(#[napi(ts_arg_type = "Message[]")] messages: Vec<Value>) -> Result<Vec<Turn>> {
     guard(|| {
         let msgs = value::messages(messages)?;
-        let counter = crate::tokens::Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 0 };
-        let entries: Vec<crate::session::Entry> = msgs.into_iter().map(|m| crate::session::Entry::new(m, &counter)).collect();
+        let counter = crate::tokens::Counter {
+            tokenizer: crate::tokens::Tokenizer::Estimate,
+            image_tokens: 0,
+        };
+        let entries: Vec<crate::session::Entry> = msgs
+            .into_iter()
+            .map(|m| crate::session::Entry::new(m, &counter))
+            .collect();
         let refs: Vec<&crate::session::Entry> = entries.iter().collect();
         Ok(policy::turns(&refs).into_iter().map(Turn::from).collect())
     })
@@ -129,9 +136,17 @@ pub fn split_turn(
                 entries.len()
             )));
         }
-        let budget = if budget.is_finite() && budget > 0.0 { budget as u64 } else { 0 };
-        Ok(policy::split_turn(&entries, &turn, budget)
-            .map(|s| TailStart { start: s as u32, id: entries[s].msg.id.clone() }))
+        let budget = if budget.is_finite() && budget > 0.0 {
+            budget as u64
+        } else {
+            0
+        };
+        Ok(
+            policy::split_turn(&entries, &turn, budget).map(|s| TailStart {
+                start: s as u32,
+                id: entries[s].msg.id.clone(),
+            }),
+        )
     })
 }
 
@@ -159,7 +174,9 @@ struct OverflowArgs {
 
 /// Tokens a context may hold before it overflows (0 when the window is unknown).
 #[napi]
-pub fn usable(#[napi(ts_arg_type = "{ model: ModelInfo; cfg?: CompactionConfig }")] args: Value) -> Result<f64> {
+pub fn usable(
+    #[napi(ts_arg_type = "{ model: ModelInfo; cfg?: CompactionConfig }")] args: Value,
+) -> Result<f64> {
     guard(|| {
         let a: LimitArgs = parse_options("args", args)?;
         Ok(policy::usable(&a.model, &a.cfg) as f64)
@@ -169,7 +186,8 @@ pub fn usable(#[napi(ts_arg_type = "{ model: ModelInfo; cfg?: CompactionConfig }
 /// True when `tokens` (a count or a provider `Usage`) reaches `usable`.
 #[napi]
 pub fn is_overflow(
-    #[napi(ts_arg_type = "{ tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }")] args: Value,
+    #[napi(ts_arg_type = "{ tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }")]
+    args: Value,
 ) -> Result<bool> {
     guard(|| {
         let a: OverflowArgs = parse_options("args", args)?;
@@ -189,7 +207,10 @@ pub fn estimate_tokens(text: String) -> Result<f64> {
 
 /// Exact OpenAI token count (`o200k` or `cl100k`).
 #[napi]
-pub fn count_tokens(text: String, #[napi(ts_arg_type = "'o200k' | 'cl100k'")] encoding: String) -> Result<f64> {
+pub fn count_tokens(
+    text: String,
+    #[napi(ts_arg_type = "'o200k' | 'cl100k'")] encoding: String,
+) -> Result<f64> {
     guard(|| Ok(count(&text, Encoding::parse(&encoding)?) as f64))
 }
 
@@ -202,6 +223,11 @@ pub fn count_tokens_async(
     #[napi(ts_arg_type = "AbortSignal")] signal: Option<Object>,
 ) -> Result<AsyncTask<CountTask>> {
     let encoding = Encoding::parse(&encoding).map_err(to_js)?;
-    let abort = AbortFlag::follow(&env, signal).map_err(|e| to_js(crate::error::CfError::invalid_argument(e.reason.clone())))?;
-    Ok(AsyncTask::new(CountTask { text, encoding, abort }))
+    let abort = AbortFlag::follow(&env, signal)
+        .map_err(|e| to_js(crate::error::CfError::invalid_argument(e.reason.clone())))?;
+    Ok(AsyncTask::new(CountTask {
+        text,
+        encoding,
+        abort,
+    }))
 }

@@ -38,7 +38,11 @@ impl Session {
 impl Session {
     #[napi(constructor)]
     pub fn new(#[napi(ts_arg_type = "SessionOptions")] options: Value) -> Result<Self> {
-        guard(|| Ok(Session { inner: History::new(value::session_options(options)?)? }))
+        guard(|| {
+            Ok(Session {
+                inner: History::new(value::session_options(options)?)?,
+            })
+        })
     }
 
     /// A session holding `messages` (validated, counted on every core). Prefer
@@ -51,7 +55,9 @@ impl Session {
         guard(|| {
             let opts = value::session_options(options)?;
             let messages = value::messages(messages)?;
-            Ok(Session { inner: History::from_messages(messages, opts, &|| false)? })
+            Ok(Session {
+                inner: History::from_messages(messages, opts, &|| false)?,
+            })
         })
     }
 
@@ -65,7 +71,11 @@ impl Session {
         #[napi(ts_arg_type = "AbortSignal")] signal: Option<Object>,
     ) -> napi::Result<AsyncTask<FromMessagesTask>> {
         let abort = AbortFlag::follow(&env, signal)?;
-        Ok(AsyncTask::new(FromMessagesTask { messages: Some(messages), options: Some(options), abort }))
+        Ok(AsyncTask::new(FromMessagesTask {
+            messages: Some(messages),
+            options: Some(options),
+            abort,
+        }))
     }
 
     /// Appends a message. A rejected message (`CF_INVALID_MESSAGE`, `CF_DUPLICATE_ID`) leaves the
@@ -91,7 +101,14 @@ impl Session {
     /// summary, the kept tail, and everything after.
     #[napi(ts_return_type = "Message[]")]
     pub fn context(&self) -> Result<Js<Vec<&Message>>> {
-        guard(|| Ok(Js(self.inner.visible().into_iter().map(|e| &e.msg).collect())))
+        guard(|| {
+            Ok(Js(self
+                .inner
+                .visible()
+                .into_iter()
+                .map(|e| &e.msg)
+                .collect()))
+        })
     }
 
     /// The message with this id, if any.

@@ -22,7 +22,10 @@ impl AbortFlag {
     pub fn follow(env: &Env, signal: Option<Object>) -> Result<AbortFlag> {
         let flag = AbortFlag::default();
         if let Some(signal) = signal {
-            if signal.get_named_property::<bool>("aborted").unwrap_or(false) {
+            if signal
+                .get_named_property::<bool>("aborted")
+                .unwrap_or(false)
+            {
                 flag.0.store(true, Ordering::Relaxed);
             }
             let abort = unsafe { AbortSignal::from_napi_value(env.raw(), signal.raw())? };
@@ -134,7 +137,9 @@ mod tests {
 
     #[test]
     fn slices_add_up_to_the_exact_count() {
-        let text = "fn main() {\n    let x = 1;\n}\nHello world, it's 2026!\n\n  indented\tline\nzz top".repeat(5000);
+        let text =
+            "fn main() {\n    let x = 1;\n}\nHello world, it's 2026!\n\n  indented\tline\nzz top"
+                .repeat(5000);
         for enc in [Encoding::O200k, Encoding::Cl100k] {
             let whole = count_tokens(&text, enc);
             let mut total = 0;

@@ -40,7 +40,8 @@ pub fn messages(values: Vec<Value>) -> Result<Vec<Message>> {
         .into_iter()
         .enumerate()
         .map(|(i, v)| {
-            parse_message(v).map_err(|e| CfError::new(e.code, format!("messages[{i}]: {}", e.message)))
+            parse_message(v)
+                .map_err(|e| CfError::new(e.code, format!("messages[{i}]: {}", e.message)))
         })
         .collect()
 }
@@ -50,7 +51,10 @@ pub fn session_options(value: Value) -> Result<SessionOptions> {
 }
 
 /// Options that may be left out: `undefined` and `null` mean the defaults.
-pub fn optional<T: serde::de::DeserializeOwned + Default>(what: &str, value: Option<Value>) -> Result<T> {
+pub fn optional<T: serde::de::DeserializeOwned + Default>(
+    what: &str,
+    value: Option<Value>,
+) -> Result<T> {
     match value {
         None | Some(Value::Null) => Ok(T::default()),
         Some(v) => parse_options(what, v),
@@ -70,7 +74,10 @@ impl ConvertArgs {
     pub fn over(self, base: crate::convert::ConvertOptions) -> crate::convert::ConvertOptions {
         crate::convert::ConvertOptions {
             strip_media: self.strip_media.unwrap_or(base.strip_media),
-            tool_output_max_chars: self.tool_output_max_chars.map(|n| n as usize).or(base.tool_output_max_chars),
+            tool_output_max_chars: self
+                .tool_output_max_chars
+                .map(|n| n as usize)
+                .or(base.tool_output_max_chars),
         }
     }
 }

@@ -32,7 +32,9 @@ pub fn prune(entries: &[Entry], cfg: &CompactionConfig) -> PruneResult {
         }
         for (j, part) in e.msg.parts.iter().enumerate().rev() {
             let Part::Tool(t) = part else { continue };
-            let ToolState::Completed { compacted_at, .. } = &t.state else { continue };
+            let ToolState::Completed { compacted_at, .. } = &t.state else {
+                continue;
+            };
             if cfg.protected_tools.iter().any(|p| p == &t.tool) {
                 continue;
             }

@@ -54,7 +54,8 @@ fn size(seq: &[&Entry]) -> u64 {
 /// errored answer (those are left out of the model messages, so the tail would start elsewhere).
 fn can_start_tail(e: &Entry) -> bool {
     let m = &e.msg;
-    (m.is_user() && m.compaction().is_none()) || (m.is_assistant() && !m.is_summary() && m.error.is_none())
+    (m.is_user() && m.compaction().is_none())
+        || (m.is_assistant() && !m.is_summary() && m.error.is_none())
 }
 
 /// The largest suffix of `turn` that fits `budget`, starting after the turn's first message.
@@ -73,7 +74,11 @@ pub fn split_turn(seq: &[&Entry], turn: &Turn, budget: u64) -> Option<usize> {
 }
 
 pub fn select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Selection {
-    let everything = Selection { head_end: seq.len(), tail_start_id: None, tail_tokens: 0 };
+    let everything = Selection {
+        head_end: seq.len(),
+        tail_start_id: None,
+        tail_tokens: 0,
+    };
     if tail_turns.is_some_and(|t| t <= 0) {
         return everything;
     }

@@ -71,7 +71,15 @@ impl View {
                     tm.compaction().is_some() || tm.is_summary()
                 })
                 .collect();
-            return View { cut: Some(Cut { request, summary, hidden_from, tail_start, excluded }) };
+            return View {
+                cut: Some(Cut {
+                    request,
+                    summary,
+                    hidden_from,
+                    tail_start,
+                    excluded,
+                }),
+            };
         }
         View { cut: None }
     }

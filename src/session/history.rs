@@ -61,12 +61,17 @@ impl History {
             if let Some(prev) = index.insert(m.id.clone(), i) {
                 return Err(CfError::new(
                     Code::DuplicateId,
-                    format!("message {:?}: id already used by the message at index {prev}", m.id),
+                    format!(
+                        "message {:?}: id already used by the message at index {prev}",
+                        m.id
+                    ),
                 ));
             }
         }
         let counter = h.counter;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(8);
         let per_thread = messages.len().div_ceil(threads).max(CHUNK);
         let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
         let mut pending = messages.into_iter().map(Some).collect::<Vec<_>>();
@@ -80,19 +85,27 @@ impl History {
                             if k % CHUNK == 0 && aborted() {
                                 return Err(CfError::aborted());
                             }
-                            out.push(Entry::new(slot.take().expect("each message is taken once"), &counter));
+                            out.push(Entry::new(
+                                slot.take().expect("each message is taken once"),
+                                &counter,
+                            ));
                         }
                         Ok(out)
                     })
                 })
                 .collect();
             for w in workers {
-                let entries = w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
+                let entries = w
+                    .join()
+                    .map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
                 slots.extend(entries.into_iter().map(Some));
             }
             Ok(())
         })?;
-        h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
+        h.entries = slots
+            .into_iter()
+            .map(|e| e.expect("every slot is filled"))
+            .collect();
         h.index = index;
         h.sums = Fenwick::from_values(h.entries.iter().map(|e| e.tokens));
         h.refresh_view();
@@ -128,7 +141,10 @@ impl History {
         if let Some(&prev) = self.index.get(&msg.id) {
             return Err(CfError::new(
                 Code::DuplicateId,
-                format!("message {:?}: id already used by the message at index {prev}", msg.id),
+                format!(
+                    "message {:?}: id already used by the message at index {prev}",
+                    msg.id
+                ),
             ));
         }
         let entry = Entry::new(msg, &self.counter);
@@ -149,11 +165,15 @@ impl History {
     /// Replaces the message with the same id (streaming updates, finished answers, edits).
     pub fn update(&mut self, msg: Message) -> Result<()> {
         let Some(&i) = self.index.get(&msg.id) else {
-            return Err(CfError::new(Code::NotFound, format!("message {:?}: no message with this id to update", msg.id)));
+            return Err(CfError::new(
+                Code::NotFound,
+                format!("message {:?}: no message with this id to update", msg.id),
+            ));
         };
         let entry = Entry::new(msg, &self.counter);
         let old = std::mem::replace(&mut self.entries[i], entry);
-        self.sums.add(i, self.entries[i].tokens as i64 - old.tokens as i64);
+        self.sums
+            .add(i, self.entries[i].tokens as i64 - old.tokens as i64);
         let new = &self.entries[i].msg;
         let structural = |m: &Message| m.is_summary() || m.compaction().is_some();
         if structural(&old.msg) || structural(new) {
@@ -164,22 +184,31 @@ impl History {
             }
         } else if self.last_usage == Some(i) {
             self.last_usage = self.find_last_usage();
+            self.calibration.rebase();
         }
         Ok(())
     }
 
     fn find_last_usage(&self) -> Option<usize> {
         let floor = self.view.usage_floor();
-        (floor..self.entries.len()).rev().find(|&i| self.entries[i].msg.trusted_usage().is_some())
+        (floor..self.entries.len())
+            .rev()
+            .find(|&i| self.entries[i].msg.trusted_usage().is_some())
     }
 
+    /// Recomputes the view, then replays the trusted usage reports of the current context so the
+    /// calibration is a function of the history alone (a fresh session over the same messages
+    /// agrees with one built message by message).
     fn refresh_view(&mut self) {
         self.view = View::compute(self.entries.len(), |i| &self.entries[i].msg, &self.index);
-        self.last_usage = self.find_last_usage();
+        self.last_usage = None;
         self.pruned_since_usage = 0;
-        self.calibration.rebase();
-        if let Some(u) = self.last_usage {
-            self.note_usage(u);
+        self.calibration = Calibration::default();
+        let floor = self.view.usage_floor();
+        for i in floor..self.entries.len() {
+            if self.entries[i].msg.trusted_usage().is_some() {
+                self.note_usage(i);
+            }
         }
     }
 
@@ -189,8 +218,13 @@ impl History {
         }
         self.last_usage = Some(i);
         if self.counter.tokenizer == Tokenizer::Estimate {
-            let prompt = self.entries[i].msg.trusted_usage().map_or(0, |u| u.prompt_tokens());
-            let before = self.visible_tokens().saturating_sub(self.sums.range(i, self.entries.len()));
+            let prompt = self.entries[i]
+                .msg
+                .trusted_usage()
+                .map_or(0, |u| u.prompt_tokens());
+            let before = self
+                .visible_tokens()
+                .saturating_sub(self.sums.range(i, self.entries.len()));
             self.calibration.observe(i, prompt, before);
         }
     }
@@ -202,9 +236,15 @@ impl History {
             None => self.sums.prefix(len),
             Some(c) => {
                 let excluded: u64 = c.excluded.iter().map(|&i| self.entries[i].tokens).sum();
-                (self.sums.prefix(c.hidden_from) + self.sums.range(c.tail_start, len)).saturating_sub(excluded)
+                (self.sums.prefix(c.hidden_from) + self.sums.range(c.tail_start, len))
+                    .saturating_sub(excluded)
             }
         }
+    }
+
+    #[cfg(test)]
+    pub(crate) fn visible_tokens_for_tests(&self) -> u64 {
+        self.visible_tokens()
     }
 
     pub fn usable(&self) -> u64 {
@@ -215,10 +255,21 @@ impl History {
         let len = self.entries.len();
         let (usage_tokens, local, source) = match self.last_usage {
             Some(u) => {
-                let reported = self.entries[u].msg.trusted_usage().map_or(0, |x| x.context_tokens());
+                let reported = self.entries[u]
+                    .msg
+                    .trusted_usage()
+                    .map_or(0, |x| x.context_tokens());
                 let trailing = self.sums.range(u + 1, len);
-                let source = if trailing == 0 { Source::Usage } else { Source::Mixed };
-                (reported.saturating_sub(self.pruned_since_usage), trailing, source)
+                let source = if trailing == 0 {
+                    Source::Usage
+                } else {
+                    Source::Mixed
+                };
+                (
+                    reported.saturating_sub(self.pruned_since_usage),
+                    trailing,
+                    source,
+                )
             }
             None => (0, self.visible_tokens(), Source::Estimate),
         };
@@ -226,7 +277,11 @@ impl History {
         let tokens = usage_tokens + local_tokens;
         let usable = self.usable();
         // A known window too small for its output reserve overflows at any size.
-        let pressure = if self.opts.model.limit.context == 0 { 0.0 } else { tokens as f64 / usable.max(1) as f64 };
+        let pressure = if self.opts.model.limit.context == 0 {
+            0.0
+        } else {
+            tokens as f64 / usable.max(1) as f64
+        };
         ContextUsage {
             tokens,
             usable,
@@ -249,7 +304,10 @@ impl History {
     }
 
     pub fn visible(&self) -> Vec<&Entry> {
-        self.visible_positions().into_iter().map(|i| &self.entries[i]).collect()
+        self.visible_positions()
+            .into_iter()
+            .map(|i| &self.entries[i])
+            .collect()
     }
 
     pub fn view(&self) -> &View {
@@ -269,7 +327,11 @@ impl History {
     pub fn convert_options(&self) -> ConvertOptions {
         ConvertOptions {
             strip_media: false,
-            tool_output_max_chars: self.opts.compaction.tool_output_max_chars.map(|n| n as usize),
+            tool_output_max_chars: self
+                .opts
+                .compaction
+                .tool_output_max_chars
+                .map(|n| n as usize),
         }
     }
 

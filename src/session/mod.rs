@@ -11,3 +11,9 @@ pub use entry::Entry;
 pub use history::{History, PruneOutcome};
 pub use options::SessionOptions;
 pub use usage::{ContextUsage, Source};
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod props;

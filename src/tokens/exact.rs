@@ -74,7 +74,8 @@ mod tests {
         let mut checked = 0;
         for group in groups.flatten().filter(|g| g.path().is_dir()) {
             for file in std::fs::read_dir(group.path()).unwrap().flatten() {
-                let text = String::from_utf8_lossy(&std::fs::read(file.path()).unwrap()).into_owned();
+                let text =
+                    String::from_utf8_lossy(&std::fs::read(file.path()).unwrap()).into_owned();
                 // Line by line keeps tiktoken's quadratic worst case (one huge piece) out of the test.
                 for line in text.lines().step_by(7).take(60) {
                     let line: String = line.chars().take(20_000).collect();

@@ -1,0 +1,273 @@
+//! Property tests over random sessions: the invariants the rest of contextfold relies on.
+
+use std::collections::HashSet;
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+use super::{History, SessionOptions};
+use crate::model::parse_message;
+use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
+
+/// One step of a random conversation, turned into a message by `build`.
+#[derive(Clone, Debug)]
+enum Step {
+    User {
+        text_len: usize,
+        image: bool,
+    },
+    Answer {
+        tools: Vec<(u8, usize)>,
+        text_len: usize,
+        errored: bool,
+        usage: Option<u32>,
+    },
+    Compaction {
+        tail_back: usize,
+        finished: bool,
+    },
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => (0usize..400, any::<bool>()).prop_map(|(text_len, image)| Step::User { text_len, image }),
+        6 => (prop::collection::vec((0u8..5, 0usize..3000), 0..4), 0usize..300, prop::bool::weighted(0.1), prop::option::of(1u32..200_000))
+            .prop_map(|(tools, text_len, errored, usage)| Step::Answer { tools, text_len, errored, usage }),
+        1 => (0usize..8, prop::bool::weighted(0.8)).prop_map(|(tail_back, finished)| Step::Compaction { tail_back, finished }),
+    ]
+}
+
+fn build(steps: &[Step]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for (i, s) in steps.iter().enumerate() {
+        let id = format!("m{i}");
+        match s {
+            Step::User { text_len, image } => {
+                let mut parts = vec![
+                    json!({"type": "text", "id": format!("{id}-t"), "text": "x ".repeat(*text_len)}),
+                ];
+                if *image {
+                    parts.push(json!({"type": "file", "id": format!("{id}-f"), "mime": "image/png", "url": "data:image/png;base64,AAAA", "filename": "a.png"}));
+                }
+                out.push(json!({"id": id, "role": "user", "parts": parts}));
+            }
+            Step::Answer {
+                tools,
+                text_len,
+                errored,
+                usage,
+            } => {
+                let mut parts = vec![
+                    json!({"type": "text", "id": format!("{id}-t"), "text": "y ".repeat(*text_len)}),
+                ];
+                for (k, (status, len)) in tools.iter().enumerate() {
+                    let state = match status {
+                        0 => json!({"status": "pending", "input": {}}),
+                        1 => json!({"status": "running", "input": {"a": 1}}),
+                        2 => json!({"status": "error", "input": {}, "error": "boom"}),
+                        _ => {
+                            json!({"status": "completed", "input": {"k": k}, "output": "out ".repeat(*len)})
+                        }
+                    };
+                    // Reused call ids on purpose: the conversion must make them unique.
+                    parts.push(json!({"type": "tool", "id": format!("{id}-p{k}"), "callID": format!("call{}", k % 2), "tool": if k == 3 { "skill" } else { "bash" }, "state": state}));
+                }
+                let mut m =
+                    json!({"id": id, "role": "assistant", "finish": "stop", "parts": parts});
+                if *errored {
+                    m["error"] = json!({"name": "APIError", "message": "x"});
+                }
+                if let Some(u) = usage {
+                    m["tokens"] = json!({"input": u, "output": 10});
+                }
+                out.push(m);
+            }
+            Step::Compaction {
+                tail_back,
+                finished,
+            } => {
+                let mut part = json!({"type": "compaction", "id": format!("{id}-c"), "auto": true});
+                if *tail_back > 0 && *tail_back <= out.len() {
+                    part["tailStartID"] = out[out.len() - tail_back]["id"].clone();
+                }
+                out.push(json!({"id": id, "role": "user", "parts": [part]}));
+                let mut summary = json!({"id": format!("{id}-s"), "role": "assistant", "summary": true, "parentID": id,
+                    "parts": [{"type": "text", "id": format!("{id}-st"), "text": "summary"}]});
+                if *finished {
+                    summary["finish"] = json!("stop");
+                }
+                out.push(summary);
+            }
+        }
+    }
+    out
+}
+
+fn options(budget: u64) -> SessionOptions {
+    let mut compaction = CompactionConfig {
+        preserve_recent_tokens: Some(budget),
+        prune_protect: 2_000,
+        prune_minimum: 500,
+        ..Default::default()
+    };
+    compaction.tool_output_max_chars = Some(500);
+    SessionOptions {
+        model: ModelInfo {
+            limit: ModelLimit {
+                context: 100_000,
+                input: None,
+                output: Some(4_000),
+            },
+            ..Default::default()
+        },
+        compaction,
+        tokenizer: Some("estimate".into()),
+    }
+}
+
+fn history(values: &[Value], budget: u64) -> History {
+    let msgs = values
+        .iter()
+        .map(|v| parse_message(v.clone()).unwrap())
+        .collect();
+    History::from_messages(msgs, options(budget), &|| false).unwrap()
+}
+
+/// Every tool call has exactly one result in the very next message, and ids are unique.
+fn check_tool_pairs(h: &History) {
+    let out = serde_json::to_value(h.to_model_messages(&h.convert_options())).unwrap();
+    let msgs = out.as_array().unwrap();
+    let mut seen = HashSet::new();
+    for (i, m) in msgs.iter().enumerate() {
+        let calls: Vec<&str> = m["content"].as_array().map_or(vec![], |c| {
+            c.iter()
+                .filter(|p| p["type"] == "tool-call")
+                .map(|p| p["toolCallId"].as_str().unwrap())
+                .collect()
+        });
+        for c in &calls {
+            assert!(seen.insert(c.to_string()), "call id {c} repeated");
+        }
+        if m["role"] == "tool" {
+            let prev = &msgs[i - 1];
+            assert_eq!(
+                prev["role"], "assistant",
+                "a tool message follows its calls"
+            );
+            let prev_calls: Vec<&Value> = prev["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["type"] == "tool-call")
+                .map(|p| &p["toolCallId"])
+                .collect();
+            let results: Vec<&Value> = m["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| &p["toolCallId"])
+                .collect();
+            assert_eq!(prev_calls, results);
+        } else if !calls.is_empty() {
+            assert_eq!(
+                msgs.get(i + 1).map(|n| &n["role"]),
+                Some(&json!("tool")),
+                "calls are answered right away"
+            );
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_on_random_sessions(steps in prop::collection::vec(step(), 0..40), budget in 0u64..6_000) {
+        let values = build(&steps);
+        let mut h = history(&values, budget);
+        check_tool_pairs(&h);
+
+        // The tail fits its budget and starts on a message a provider accepts.
+        let s = h.select();
+        let visible = h.visible();
+        if let Some(id) = &s.tail_start_id {
+            let tail: u64 = visible[s.head_end..].iter().map(|e| e.tokens).sum();
+            prop_assert!(tail <= budget);
+            prop_assert_eq!(tail, s.tail_tokens);
+            let first = &visible[s.head_end].msg;
+            prop_assert_eq!(&first.id, id);
+            prop_assert!(first.compaction().is_none() && !first.is_summary() && first.error.is_none());
+        }
+
+        // The view hides exactly the replaced range (and absorbed earlier compactions).
+        if let Some(c) = h.view().cut.clone() {
+            let shown: HashSet<usize> = h.visible_positions().into_iter().collect();
+            for i in 0..h.len() {
+                let m = &h.entries()[i].msg;
+                let absorbed = (c.tail_start..c.request).contains(&i) && (m.compaction().is_some() || m.is_summary());
+                let hidden = (c.hidden_from..c.tail_start).contains(&i) || absorbed;
+                prop_assert_eq!(shown.contains(&i), !hidden, "position {}", i);
+            }
+            prop_assert!(h.entries()[c.summary].msg.is_completed_summary());
+        }
+
+        // Incremental counting equals counting from scratch, before and after a prune.
+        let mut incremental = History::new(options(budget)).unwrap();
+        for v in &values {
+            incremental.append(parse_message(v.clone()).unwrap()).unwrap();
+        }
+        prop_assert_eq!(incremental.usage(), h.usage());
+        let first = h.prune(1.0);
+        let again = h.prune(2.0);
+        prop_assert!(again.part_ids.is_empty(), "prune is idempotent");
+        prop_assert_eq!(again.tokens_freed, 0);
+        let rebuilt = History::from_messages(h.entries().iter().map(|e| e.msg.clone()).collect(), options(budget), &|| false).unwrap();
+        prop_assert_eq!(rebuilt.visible_tokens_for_tests(), h.visible_tokens_for_tests());
+        prop_assert!(first.tokens_freed == 0 || !first.part_ids.is_empty());
+        check_tool_pairs(&h);
+    }
+
+    #[test]
+    fn no_json_value_panics_the_parser(v in any_json(4)) {
+        let _ = parse_message(v);
+    }
+}
+
+fn any_json(depth: u32) -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<f64>()
+            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        prop_oneof![
+            Just("id".to_string()),
+            Just("text".to_string()),
+            Just("tool".to_string()),
+            ".{0,8}".prop_map(|s| s)
+        ]
+        .prop_map(Value::String),
+    ];
+    leaf.prop_recursive(depth, 64, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+            prop::collection::vec(
+                (
+                    prop_oneof![
+                        Just("id"),
+                        Just("role"),
+                        Just("parts"),
+                        Just("type"),
+                        Just("state"),
+                        Just("status"),
+                        Just("tokens")
+                    ],
+                    inner
+                ),
+                0..6
+            )
+            .prop_map(|kv| Value::Object(
+                kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+            )),
+        ]
+    })
+}

@@ -1,0 +1,403 @@
+//! Tests of the history against the policies: usage sources, prune, select, the compacted view.
+
+use serde_json::{json, Value};
+
+use super::{History, SessionOptions, Source};
+use crate::model::{parse_message, Message};
+use crate::policy::{CompactionConfig, ModelInfo, ModelLimit, Tier};
+
+fn msg(v: Value) -> Message {
+    parse_message(v).unwrap()
+}
+
+fn user(id: &str, text: &str) -> Message {
+    msg(
+        json!({"id": id, "role": "user", "parts": [{"type": "text", "id": format!("{id}-t"), "text": text}]}),
+    )
+}
+
+fn assistant(id: &str, text: &str) -> Message {
+    msg(
+        json!({"id": id, "role": "assistant", "finish": "stop", "parts": [{"type": "text", "id": format!("{id}-t"), "text": text}]}),
+    )
+}
+
+fn tool_answer(id: &str, tool: &str, output: &str) -> Message {
+    msg(
+        json!({"id": id, "role": "assistant", "finish": "tool-calls", "parts": [
+            {"type": "tool", "id": format!("{id}-tool"), "callID": format!("{id}-call"), "tool": tool,
+             "state": {"status": "completed", "input": {"cmd": "x"}, "output": output}}
+        ]}),
+    )
+}
+
+fn request(id: &str, tail: Option<&str>) -> Message {
+    let mut part = json!({"type": "compaction", "id": format!("{id}-c"), "auto": true});
+    if let Some(t) = tail {
+        part["tailStartID"] = json!(t);
+    }
+    msg(json!({"id": id, "role": "user", "parts": [part]}))
+}
+
+fn summary(id: &str, parent: &str, finished: bool) -> Message {
+    let mut v = json!({"id": id, "role": "assistant", "summary": true, "parentID": parent,
+        "tokens": {"input": 90000, "output": 2000},
+        "parts": [{"type": "text", "id": format!("{id}-t"), "text": "## Goal\nsummary"}]});
+    if finished {
+        v["finish"] = json!("stop");
+    }
+    msg(v)
+}
+
+fn options(context: u64) -> SessionOptions {
+    SessionOptions {
+        model: ModelInfo {
+            limit: ModelLimit {
+                context,
+                input: None,
+                output: Some(8_000),
+            },
+            ..Default::default()
+        },
+        compaction: CompactionConfig::default(),
+        tokenizer: Some("estimate".into()),
+    }
+}
+
+fn history(msgs: Vec<Message>, opts: SessionOptions) -> History {
+    History::from_messages(msgs, opts, &|| false).unwrap()
+}
+
+fn ids(h: &History) -> Vec<&str> {
+    h.visible().into_iter().map(|e| e.msg.id.as_str()).collect()
+}
+
+#[test]
+fn usage_trusts_the_newest_finished_answer_and_counts_what_follows() {
+    let mut h = History::new(options(200_000)).unwrap();
+    h.append(user("u1", "hello")).unwrap();
+    assert_eq!(h.usage().source, Source::Estimate);
+    let mut a = assistant("a1", "hi there");
+    a.tokens = Some(crate::model::Usage {
+        input: 1000,
+        output: 50,
+        ..Default::default()
+    });
+    h.append(a.clone()).unwrap();
+    let u = h.usage();
+    assert_eq!(
+        (u.source, u.tokens, u.usage_tokens),
+        (Source::Usage, 1050, 1050)
+    );
+    h.append(user("u2", "next question")).unwrap();
+    let u = h.usage();
+    assert_eq!(u.source, Source::Mixed);
+    assert_eq!(u.tokens, 1050 + h.get("u2").unwrap().tokens);
+    // An answer that errored is not trusted.
+    let mut bad = assistant("a2", "x");
+    bad.tokens = Some(crate::model::Usage {
+        input: 5,
+        output: 5,
+        ..Default::default()
+    });
+    bad.error = Some(crate::model::MessageError {
+        name: "APIError".into(),
+        message: "x".into(),
+    });
+    h.append(bad).unwrap();
+    assert_eq!(h.usage().usage_tokens, 1050);
+    // Streaming: appended unfinished, then updated with usage.
+    let mut streaming = assistant("a3", "partial");
+    streaming.finish = None;
+    h.append(streaming.clone()).unwrap();
+    assert_eq!(h.usage().usage_tokens, 1050);
+    streaming.finish = Some("stop".into());
+    streaming.tokens = Some(crate::model::Usage {
+        input: 3000,
+        output: 10,
+        ..Default::default()
+    });
+    h.update(streaming.clone()).unwrap();
+    assert_eq!((h.usage().source, h.usage().tokens), (Source::Usage, 3010));
+    streaming.tokens = None;
+    h.update(streaming).unwrap();
+    assert_eq!(
+        h.usage().usage_tokens,
+        1050,
+        "falls back to the previous trusted answer"
+    );
+}
+
+#[test]
+fn pressure_tiers_and_overflow() {
+    let mut h = History::new(options(10_000)).unwrap(); // usable = 2,000
+    h.append(user("u1", "x")).unwrap();
+    let mut a = assistant("a1", "y");
+    a.tokens = Some(crate::model::Usage {
+        input: 1700,
+        output: 0,
+        ..Default::default()
+    });
+    h.append(a.clone()).unwrap();
+    assert_eq!(h.usage().tier, Tier::Prune);
+    assert!(!h.is_overflow());
+    a.tokens = Some(crate::model::Usage {
+        input: 2000,
+        output: 0,
+        ..Default::default()
+    });
+    h.update(a).unwrap();
+    assert_eq!(h.usage().tier, Tier::Compact);
+    assert!(h.is_overflow());
+}
+
+#[test]
+fn rejected_appends_change_nothing() {
+    let mut h = history(
+        vec![user("u1", "a"), assistant("a1", "b")],
+        options(100_000),
+    );
+    let before = (h.len(), h.usage(), ids(&h).join(","));
+    assert_eq!(
+        h.append(user("u1", "dup")).unwrap_err().code,
+        crate::error::Code::DuplicateId
+    );
+    assert_eq!(
+        h.update(user("nope", "x")).unwrap_err().code,
+        crate::error::Code::NotFound
+    );
+    assert_eq!((h.len(), h.usage(), ids(&h).join(",")), before);
+}
+
+#[test]
+fn a_completed_summary_hides_what_it_replaced_and_moves_the_tail_after_it() {
+    let msgs = vec![
+        user("u1", "one"),
+        assistant("a1", "one"),
+        user("u2", "two"),
+        assistant("a2", "two"),
+        request("r1", Some("u2")),
+        summary("s1", "r1", true),
+        user("u3", "three"),
+    ];
+    let h = history(msgs, options(100_000));
+    assert_eq!(ids(&h), ["r1", "s1", "u2", "a2", "u3"]);
+    // Usage before the summary (its own included) never counts.
+    assert_eq!(h.usage().source, Source::Estimate);
+}
+
+#[test]
+fn failed_or_unfinished_summaries_hide_nothing_and_do_not_shadow_an_earlier_one() {
+    let msgs = vec![
+        user("u1", "one"),
+        request("r1", None),
+        summary("s1", "r1", true),
+        user("u2", "two"),
+        request("r2", None),
+        summary("s2", "r2", false),
+    ];
+    let h = history(msgs, options(100_000));
+    assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2"]);
+    let mut failed = summary("s2", "r2", true);
+    failed.error = Some(crate::model::MessageError {
+        name: "APIError".into(),
+        message: "500".into(),
+    });
+    let mut h = h;
+    h.update(failed).unwrap();
+    assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2"]);
+    h.update(summary("s2", "r2", true)).unwrap();
+    assert_eq!(ids(&h), ["r2", "s2"]);
+}
+
+#[test]
+fn a_newer_tail_inside_an_older_tail_drops_the_older_summary() {
+    let msgs = vec![
+        user("u1", "one"),
+        user("u2", "two"),
+        request("r1", Some("u2")),
+        summary("s1", "r1", true),
+        user("u3", "three"),
+        request("r2", Some("u2")),
+        summary("s2", "r2", true),
+        user("u4", "four"),
+    ];
+    let h = history(msgs, options(100_000));
+    assert_eq!(ids(&h), ["r2", "s2", "u2", "u3", "u4"]);
+}
+
+#[test]
+fn a_missing_tail_id_keeps_no_tail_and_hidden_from_keeps_the_head() {
+    let h = history(
+        vec![
+            user("u1", "a"),
+            user("u2", "b"),
+            request("r1", Some("gone")),
+            summary("s1", "r1", true),
+        ],
+        options(100_000),
+    );
+    assert_eq!(ids(&h), ["r1", "s1"]);
+    let mut r = request("r1", Some("u3"));
+    if let crate::model::Part::Compaction(c) = &mut r.parts[0] {
+        c.hidden_from_id = Some("u2".into());
+    }
+    let h = history(
+        vec![
+            user("u1", "a"),
+            user("u2", "b"),
+            user("u3", "c"),
+            r,
+            summary("s1", "r1", true),
+        ],
+        options(100_000),
+    );
+    assert_eq!(ids(&h), ["u1", "r1", "s1", "u3"]);
+}
+
+fn big(n: usize) -> String {
+    "word ".repeat(n)
+}
+
+fn turns_with_outputs(n: usize, tool: impl Fn(usize) -> &'static str) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    for i in 0..n {
+        msgs.push(user(&format!("u{i}"), "go"));
+        msgs.push(tool_answer(&format!("a{i}"), tool(i), &big(20_000)));
+    }
+    msgs
+}
+
+#[test]
+fn prune_clears_old_output_beyond_the_protected_window_once() {
+    let msgs = turns_with_outputs(6, |i| if i == 1 { "skill" } else { "bash" });
+    let mut opts = options(1_000_000);
+    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
+    opts.compaction.prune_protect = t * 3 / 2;
+    opts.compaction.prune_minimum = t / 2;
+    let mut h = history(msgs, opts);
+    let before = h.usage().tokens;
+    let out = h.prune(1.0);
+    // The last two user turns (5, 4) are skipped; 3 stays within the protection, 2 crosses it;
+    // 1 is a protected tool; 0 is cleared.
+    assert_eq!(out.part_ids, ["a2-tool", "a0-tool"]);
+    assert_eq!(out.message_ids, ["a2", "a0"]);
+    assert!(out.tokens_freed > t);
+    assert_eq!(h.usage().tokens, before - out.tokens_freed);
+    assert!(h
+        .get("a0")
+        .unwrap()
+        .msg
+        .parts
+        .iter()
+        .all(|p| matches!(p, crate::model::Part::Tool(t) if t.is_pruned())));
+    assert!(h.prune(2.0).part_ids.is_empty(), "idempotent");
+    let converted = serde_json::to_value(h.to_model_messages(&Default::default())).unwrap();
+    // u0, a0's call, a0's result, u1, ...: each turn converts to three messages.
+    for (i, cleared) in [(2, true), (5, false), (8, true), (11, false)] {
+        let value = &converted[i]["content"][0]["output"]["value"];
+        assert_eq!(
+            value == "[Old tool result content cleared]",
+            cleared,
+            "message {i}"
+        );
+    }
+}
+
+#[test]
+fn prune_does_nothing_below_the_minimum_and_stops_at_a_summary() {
+    let msgs = turns_with_outputs(5, |_| "bash");
+    let mut opts = options(1_000_000);
+    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
+    opts.compaction.prune_protect = t * 5 / 2;
+    opts.compaction.prune_minimum = t * 2;
+    assert!(history(msgs.clone(), opts.clone())
+        .prune(1.0)
+        .part_ids
+        .is_empty());
+
+    opts.compaction.prune_protect = t;
+    opts.compaction.prune_minimum = 0;
+    assert_eq!(
+        history(msgs.clone(), opts.clone()).prune(1.0).part_ids,
+        ["a1-tool", "a0-tool"]
+    );
+    let mut with_summary = msgs[..4].to_vec();
+    with_summary.extend([request("r", None), summary("s", "r", true)]);
+    with_summary.extend(msgs[4..].iter().cloned());
+    // Walking back from the newest: turns 4 and 3 skipped, 2 protected, then the summary stops it.
+    assert!(history(with_summary, opts).prune(1.0).part_ids.is_empty());
+}
+
+#[test]
+fn select_keeps_whole_turns_then_a_suffix_within_budget() {
+    let mut opts = options(1_000_000);
+    let msgs = vec![
+        user("u1", &big(5_000)),
+        assistant("a1", &big(5_000)),
+        user("u2", "short"),
+        tool_answer("a2", "bash", &big(1_000)),
+        assistant("a3", &big(1_000)),
+        user("u3", "last"),
+        assistant("a4", "done"),
+    ];
+    let h = history(msgs.clone(), opts.clone());
+    let size = |id: &str| h.get(id).unwrap().tokens;
+    let last_turn = size("u3") + size("a4");
+    let middle_turn = size("u2") + size("a2") + size("a3");
+
+    opts.compaction.preserve_recent_tokens = Some(last_turn + middle_turn + 10);
+    let s = history(msgs.clone(), opts.clone()).select();
+    assert_eq!(
+        s.tail_start_id.as_deref(),
+        Some("u2"),
+        "the oldest turn cannot be split to fit"
+    );
+    assert_eq!((s.head_end, s.tail_tokens), (2, last_turn + middle_turn));
+
+    opts.compaction.preserve_recent_tokens = Some(last_turn + size("a3") + 5);
+    let s = history(msgs.clone(), opts.clone()).select();
+    assert_eq!(
+        s.tail_start_id.as_deref(),
+        Some("a3"),
+        "the largest suffix of turn u2 that fits"
+    );
+    assert!(s.tail_tokens <= last_turn + size("a3") + 5);
+
+    opts.compaction.tail_turns = Some(1);
+    opts.compaction.preserve_recent_tokens = Some(1_000_000);
+    assert_eq!(
+        history(msgs.clone(), opts.clone())
+            .select()
+            .tail_start_id
+            .as_deref(),
+        Some("u3")
+    );
+
+    opts.compaction.tail_turns = Some(0);
+    let s = history(msgs, opts).select();
+    assert_eq!((s.tail_start_id, s.head_end), (None, 7));
+}
+
+#[test]
+fn calibration_learns_from_provider_usage_with_the_estimate() {
+    let mut h = History::new(options(1_000_000)).unwrap();
+    let mut prompt = 5_000u64; // system prompt and tools
+    for i in 0..4 {
+        let u = user(&format!("u{i}"), &big(2_000));
+        h.append(u).unwrap();
+        // The provider sees 1.5 tokens for each local one.
+        let local: u64 = h.entries().iter().map(|e| e.tokens).sum();
+        let mut a = assistant(&format!("a{i}"), "ok");
+        prompt = 5_000 + (local as f64 * 1.5) as u64;
+        a.tokens = Some(crate::model::Usage {
+            input: prompt,
+            output: 1,
+            ..Default::default()
+        });
+        h.append(a).unwrap();
+    }
+    let c = h.usage().calibration;
+    assert!((c - 1.5).abs() < 0.1, "calibration {c}");
+    assert!(prompt > 0);
+}
