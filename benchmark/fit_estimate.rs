@@ -35,10 +35,11 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
             .unwrap();
         a.swap(c, p);
         b.swap(c, p);
+        let pivot = a[c].clone();
         for r in c + 1..n {
-            let k = a[r][c] / a[c][c];
-            for x in c..n {
-                a[r][x] -= k * a[c][x];
+            let k = a[r][c] / pivot[c];
+            for (x, p) in a[r].iter_mut().zip(&pivot).skip(c) {
+                *x -= k * p;
             }
             b[r] -= k * b[c];
         }

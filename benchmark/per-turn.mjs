@@ -9,7 +9,7 @@ const { Session, countTokens, estimateTokens } = require('../index.js')
 
 export const SIZES = [100, 1_000, 10_000]
 export const TOKENIZERS = ['o200k', 'estimate']
-const ROUNDS = 5
+const ROUNDS = 7
 const WARMUP = 200
 const APPENDS = 2_000
 const MODEL = { providerID: 'openai', modelID: 'gpt-5', limit: { context: 400_000, output: 128_000 } }
@@ -113,16 +113,18 @@ function tokenizeOnly(tokenizer, texts) {
 export function runPerTurn() {
   const p = pools()
   const texts = p.turnText.slice(0, 500)
+  const histories = SIZES.map((n) => buildHistory(n, p))
   const results = []
   for (const tokenizer of TOKENIZERS) {
+    // Sizes interleave within each round so drift in machine load hits them alike.
+    const rounds = SIZES.map(() => [])
+    for (let r = 0; r < ROUNDS; r++) SIZES.forEach((_, i) => rounds[i].push(perTurn(histories[i], tokenizer, texts, r)))
     const row = { tokenizer, sizes: {}, tokenizeMs: tokenizeOnly(tokenizer, texts), textChars: median(texts.map((s) => s.length)) }
-    for (const n of SIZES) {
-      const history = buildHistory(n, p)
-      const historyMB = Buffer.byteLength(JSON.stringify(history)) / 1e6
-      const rounds = Array.from({ length: ROUNDS }, (_, r) => perTurn(history, tokenizer, texts, r))
-      row.sizes[n] = { ms: median(rounds.map((r) => r.ms)), buildMs: median(rounds.map((r) => r.buildMs)), historyMB }
+    SIZES.forEach((n, i) => {
+      const historyMB = Buffer.byteLength(JSON.stringify(histories[i])) / 1e6
+      row.sizes[n] = { ms: median(rounds[i].map((x) => x.ms)), buildMs: median(rounds[i].map((x) => x.buildMs)), historyMB }
       log(`  per-turn ${tokenizer} n=${n}: ${(row.sizes[n].ms * 1000).toFixed(1)} µs/turn (build ${row.sizes[n].buildMs.toFixed(0)} ms)`)
-    }
+    })
     results.push(row)
   }
   return { rounds: ROUNDS, warmup: WARMUP, appends: APPENDS, results }

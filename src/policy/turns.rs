@@ -64,11 +64,11 @@ pub fn split_turn(seq: &[&Entry], turn: &Turn, budget: u64) -> Option<usize> {
         return None;
     }
     let mut suffix = size(&seq[turn.start + 1..turn.end]);
-    for s in turn.start + 1..turn.end {
-        if suffix <= budget && can_start_tail(seq[s]) {
+    for (s, e) in seq.iter().enumerate().take(turn.end).skip(turn.start + 1) {
+        if suffix <= budget && can_start_tail(e) {
             return Some(s);
         }
-        suffix -= seq[s].tokens;
+        suffix -= e.tokens;
     }
     None
 }
