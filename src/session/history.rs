@@ -200,7 +200,8 @@ impl History {
     /// calibration is a function of the history alone (a fresh session over the same messages
     /// agrees with one built message by message).
     fn refresh_view(&mut self) {
-        self.view = View::compute(self.entries.len(), |i| &self.entries[i].msg, &self.index);
+        let entries = &self.entries;
+        self.view = View::compute(entries.len(), &|i| &entries[i].msg, &self.index);
         self.last_usage = None;
         self.pruned_since_usage = 0;
         self.calibration = Calibration::default();
@@ -232,14 +233,19 @@ impl History {
     /// Local token count of everything the model sees.
     fn visible_tokens(&self) -> u64 {
         let len = self.entries.len();
-        match &self.view.cut {
-            None => self.sums.prefix(len),
-            Some(c) => {
-                let excluded: u64 = c.excluded.iter().map(|&i| self.entries[i].tokens).sum();
-                (self.sums.prefix(c.hidden_from) + self.sums.range(c.tail_start, len))
-                    .saturating_sub(excluded)
-            }
-        }
+        let shown: u64 = self
+            .view
+            .segments
+            .iter()
+            .map(|&(a, b)| self.sums.range(a, b.min(len)))
+            .sum();
+        let excluded: u64 = self
+            .view
+            .excluded
+            .iter()
+            .map(|&i| self.entries[i].tokens)
+            .sum();
+        shown.saturating_sub(excluded)
     }
 
     #[cfg(test)]

@@ -7,7 +7,15 @@ use serde_json::{json, Value};
 
 use super::{History, SessionOptions};
 use crate::model::parse_message;
-use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
+use crate::policy::{CompactionConfig, ModelInfo, ModelLimit, View};
+
+fn index(h: &History) -> std::collections::HashMap<String, usize> {
+    h.entries()
+        .iter()
+        .enumerate()
+        .map(|(i, e)| (e.msg.id.clone(), i))
+        .collect()
+}
 
 /// One step of a random conversation, turned into a message by `build`.
 #[derive(Clone, Debug)]
@@ -24,6 +32,7 @@ enum Step {
     },
     Compaction {
         tail_back: usize,
+        hidden_back: usize,
         finished: bool,
     },
 }
@@ -33,7 +42,8 @@ fn step() -> impl Strategy<Value = Step> {
         4 => (0usize..400, any::<bool>()).prop_map(|(text_len, image)| Step::User { text_len, image }),
         6 => (prop::collection::vec((0u8..5, 0usize..3000), 0..4), 0usize..300, prop::bool::weighted(0.1), prop::option::of(1u32..200_000))
             .prop_map(|(tools, text_len, errored, usage)| Step::Answer { tools, text_len, errored, usage }),
-        1 => (0usize..8, prop::bool::weighted(0.8)).prop_map(|(tail_back, finished)| Step::Compaction { tail_back, finished }),
+        1 => (0usize..8, 0usize..16, prop::bool::weighted(0.8))
+            .prop_map(|(tail_back, hidden_back, finished)| Step::Compaction { tail_back, hidden_back, finished }),
     ]
 }
 
@@ -84,11 +94,16 @@ fn build(steps: &[Step]) -> Vec<Value> {
             }
             Step::Compaction {
                 tail_back,
+                hidden_back,
                 finished,
             } => {
                 let mut part = json!({"type": "compaction", "id": format!("{id}-c"), "auto": true});
                 if *tail_back > 0 && *tail_back <= out.len() {
                     part["tailStartID"] = out[out.len() - tail_back]["id"].clone();
+                }
+                // Sometimes a partial compaction that keeps a head (possibly an invalid one).
+                if *hidden_back > 8 && *hidden_back - 8 <= out.len() {
+                    part["hiddenFromID"] = out[out.len() - (*hidden_back - 8)]["id"].clone();
                 }
                 out.push(json!({"id": id, "role": "user", "parts": [part]}));
                 let mut summary = json!({"id": format!("{id}-s"), "role": "assistant", "summary": true, "parentID": id,
@@ -206,7 +221,11 @@ proptest! {
                 let m = &h.entries()[i].msg;
                 let absorbed = (c.tail_start..c.request).contains(&i) && (m.compaction().is_some() || m.is_summary());
                 let hidden = (c.hidden_from..c.tail_start).contains(&i) || absorbed;
-                prop_assert_eq!(shown.contains(&i), !hidden, "position {}", i);
+                if i >= c.hidden_from {
+                    prop_assert_eq!(shown.contains(&i), !hidden, "position {}", i);
+                } else {
+                    prop_assert_eq!(shown.contains(&i), View::compute(c.hidden_from, &|k| &h.entries()[k].msg, &index(&h)).is_visible(i));
+                }
             }
             prop_assert!(h.entries()[c.summary].msg.is_completed_summary());
         }

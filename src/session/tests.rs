@@ -401,3 +401,31 @@ fn calibration_learns_from_provider_usage_with_the_estimate() {
     assert!((c - 1.5).abs() < 0.1, "calibration {c}");
     assert!(prompt > 0);
 }
+
+#[test]
+fn a_partial_compaction_keeps_the_head_as_the_earlier_compaction_left_it() {
+    let mut from = request("r2", None);
+    if let crate::model::Part::Compaction(c) = &mut from.parts[0] {
+        c.hidden_from_id = Some("u3".into());
+    }
+    let msgs = vec![
+        user("u1", "one"),
+        user("u2", "two"),
+        request("r1", Some("u2")),
+        summary("s1", "r1", true),
+        user("u3", "three"),
+        assistant("a3", "three"),
+        from,
+        summary("s2", "r2", true),
+        user("u4", "four"),
+    ];
+    let mut h = history(msgs, options(100_000));
+    assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2", "u4"]);
+    let all: u64 = ["r1", "s1", "u2", "r2", "s2", "u4"]
+        .iter()
+        .map(|id| h.get(id).unwrap().tokens)
+        .sum();
+    assert_eq!(h.usage().tokens, all);
+    h.append(user("u5", "five")).unwrap();
+    assert_eq!(ids(&h).last(), Some(&"u5"));
+}
