@@ -119,6 +119,71 @@ export type ModelMessage =
         | { type: 'content'; value: Array<{ type: 'text'; text: string } | { type: 'media'; data: string; mediaType: string }> }
     }> }
 
+export interface PrepareOptions {
+  /** Triggered automatically (recorded in the compaction part). */
+  auto?: boolean
+  /** The provider rejected the context as too long (recorded in the compaction part). */
+  overflow?: boolean
+  /** Summarize up to and including this message; keep everything after it verbatim. */
+  upTo?: string
+  /** Summarize from this message to the end; keep everything before it verbatim. */
+  from?: string
+  /** The session's first turns that are never summarized (default 0). */
+  protectFirstTurns?: number
+  /** Leading system messages are never summarized (default true). */
+  protectSystem?: boolean
+}
+
+/** What the offline summary is built from. */
+export interface Facts {
+  /** Every user message's text, oldest first (the first is the original request). */
+  userMessages: string[]
+  /** Shell commands run, newest last. */
+  commands: string[]
+  /** The latest tool and answer errors, newest last. */
+  errors: string[]
+  /** Tool calls that never finished: `tool(input)`. */
+  openToolCalls: string[]
+  /** The last thing the assistant said. */
+  lastAssistantText?: string
+}
+
+/** What `prepareCompaction` decided, and the summarizer's input. Pass it back to `applyCompaction`. */
+export interface CompactionPlan {
+  /** Messages summarized, in context order. */
+  summarizedIDs: string[]
+  /** Transcript blocks of the summarized history, one per message, oldest first. */
+  transcript: string[]
+  /** When the cut falls inside a turn: blocks of that turn's beginning, to summarize apart. */
+  turnPrefix: string[]
+  /** The first message kept verbatim (absent: nothing is kept after the summarized range). */
+  tailStartID?: string
+  /** The first hidden message when a head is kept (protected turns, or `from`). */
+  hiddenFromID?: string
+  /** The summary this one replaces, for an anchored update. */
+  previousSummary?: string
+  /** Files only read, cumulative across compactions. */
+  readFiles: string[]
+  /** Files modified, cumulative across compactions. */
+  modifiedFiles: string[]
+  tokensBefore: number
+  tokensSummarized: number
+  /** Output tokens the summary may use. */
+  summaryBudget: number
+  facts: Facts
+  auto: boolean
+  overflow: boolean
+  /** The newest user message that is not a compaction request. */
+  lastUserID?: string
+}
+
+export interface SummaryInput {
+  text: string
+  usage?: Usage
+  finish?: string
+  model?: { providerID: string; modelID: string }
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -127,7 +192,10 @@ export type ModelMessage =
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
-/** A conversation held natively: counted once per message, queried per turn in O(log n). */
+/**
+ * A conversation held natively: counted once per message, queried per turn in O(log n).
+ * Shared with background tasks (`prepareCompactionAsync`) behind a lock.
+ */
 export declare class Session {
   constructor(options: SessionOptions)
   /**
@@ -173,6 +241,19 @@ export declare class Session {
   select(): Selection
   /** The context as AI SDK `ModelMessage`s, ready for `generateText` / `streamText`. */
   toModelMessages(options?: ConvertOptions): ModelMessage[]
+  /**
+   * What a compaction would summarize and keep now, with the summarizer's input; `null` when
+   * there is nothing to summarize. Pure CPU: the LLM call is the caller's.
+   */
+  prepareCompaction(options?: PrepareOptions): CompactionPlan | null
+  /** `prepareCompaction` off the JS thread; abortable. */
+  prepareCompactionAsync(options?: PrepareOptions, signal?: AbortSignal): Promise<CompactionPlan | null>
+  /**
+   * Records a compaction: appends the request (a user message whose `compaction` part names the
+   * hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
+   * is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.
+   */
+  applyCompaction(plan: CompactionPlan, summary: string | SummaryInput): [Message, Message]
 }
 
 export interface ContextUsage {

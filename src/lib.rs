@@ -2,11 +2,13 @@
 //!
 //! The core is plain Rust (usable as a library); `napi` only converts to and from JS.
 
+pub mod compaction;
 pub mod convert;
 pub mod error;
 pub mod model;
 pub mod policy;
 pub mod session;
 pub mod tokens;
+pub mod transcript;
 
 mod napi;

@@ -17,7 +17,7 @@ impl AsRef<str> for JsCode {
 
 pub type JsResult<T> = std::result::Result<T, napi::Error<JsCode>>;
 
-pub fn to_js(e: CfError) -> napi::Error<JsCode> {
+pub fn js_err(e: CfError) -> napi::Error<JsCode> {
     napi::Error::new(JsCode(e.code.as_str()), e.message)
 }
 
@@ -40,7 +40,7 @@ pub fn catching<T>(f: impl FnOnce() -> crate::error::Result<T>) -> crate::error:
 
 /// `catching` with the error converted for JS.
 pub fn guard<T>(f: impl FnOnce() -> crate::error::Result<T>) -> JsResult<T> {
-    catching(f).map_err(to_js)
+    catching(f).map_err(js_err)
 }
 
 /// Builds the JS error object for an async rejection (`AbortError` for aborts).

@@ -6,10 +6,10 @@ use napi_derive::napi;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::errors::{guard, to_js, JsResult as Result};
+use super::errors::{guard, js_err, JsResult as Result};
 use super::objects::{PruneResult, Selection, TailStart, Turn};
 use super::tasks::{AbortFlag, CountTask};
-use super::value::{self, ConvertArgs};
+use super::value::{self, to_js, ConvertArgs};
 use crate::convert::to_model_messages as convert;
 use crate::error::Result as CoreResult;
 use crate::model::{Message, Usage};
@@ -31,11 +31,6 @@ fn history(
     History::from_messages(value::messages(messages)?, opts, &|| false)
 }
 
-fn to_js_value<'env, T: serde::Serialize>(env: &'env Env, value: &T) -> CoreResult<Unknown<'env>> {
-    env.to_js_value(value)
-        .map_err(|e| crate::error::CfError::new(crate::error::Code::Internal, e.to_string()))
-}
-
 /// Converts messages (as they are: pass `filterCompacted` output for a compacted history) to AI
 /// SDK `ModelMessage`s.
 #[napi(ts_return_type = "ModelMessage[]")]
@@ -47,7 +42,7 @@ pub fn to_model_messages<'env>(
     guard(|| {
         let opts = value::optional::<ConvertArgs>("options", options)?.over(Default::default());
         let msgs = value::messages(messages)?;
-        to_js_value(env, &convert(&msgs, &opts))
+        to_js(env, &convert(&msgs, &opts))
     })
 }
 
@@ -61,7 +56,7 @@ pub fn filter_compacted<'env>(
     guard(|| {
         let h = history(messages, None, None, Some("estimate".into()))?;
         let visible: Vec<&Message> = h.visible().into_iter().map(|e| &e.msg).collect();
-        to_js_value(env, &visible)
+        to_js(env, &visible)
     })
 }
 
@@ -222,9 +217,9 @@ pub fn count_tokens_async(
     #[napi(ts_arg_type = "'o200k' | 'cl100k'")] encoding: String,
     #[napi(ts_arg_type = "AbortSignal")] signal: Option<Object>,
 ) -> Result<AsyncTask<CountTask>> {
-    let encoding = Encoding::parse(&encoding).map_err(to_js)?;
+    let encoding = Encoding::parse(&encoding).map_err(js_err)?;
     let abort = AbortFlag::follow(&env, signal)
-        .map_err(|e| to_js(crate::error::CfError::invalid_argument(e.reason.clone())))?;
+        .map_err(|e| js_err(crate::error::CfError::invalid_argument(e.reason.clone())))?;
     Ok(AsyncTask::new(CountTask {
         text,
         encoding,

@@ -1,21 +1,23 @@
 //! The native `Session`: the history lives here; each message crosses the boundary once.
 
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::Value;
 
 use super::errors::{guard, JsResult as Result};
 use super::objects::{ContextUsage, PruneResult, Selection, Turn};
-use super::tasks::{AbortFlag, FromMessagesTask};
-use super::value::{self, ConvertArgs, Js};
-use crate::convert::ModelMessage;
-use crate::model::Message;
+use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
+use super::value::{self, to_js, ConvertArgs};
+use crate::compaction::{self, PrepareOptions, SummaryInput};
 use crate::session::History;
 
 /// A conversation held natively: counted once per message, queried per turn in O(log n).
+/// Shared with background tasks (`prepareCompactionAsync`) behind a lock.
 #[napi]
 pub struct Session {
-    inner: History,
+    inner: Arc<RwLock<History>>,
 }
 
 fn now_ms() -> f64 {
@@ -26,11 +28,19 @@ fn now_ms() -> f64 {
 
 impl Session {
     pub fn wrap(inner: History) -> Session {
-        Session { inner }
+        Session {
+            inner: Arc::new(RwLock::new(inner)),
+        }
     }
 
-    pub fn history(&self) -> &History {
-        &self.inner
+    /// The history for reading. A panic caught while the lock was held cannot have left it half
+    /// changed (every change is validated first), so a poisoned lock is still usable.
+    fn read(&self) -> RwLockReadGuard<'_, History> {
+        self.inner.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, History> {
+        self.inner.write().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -39,9 +49,9 @@ impl Session {
     #[napi(constructor)]
     pub fn new(#[napi(ts_arg_type = "SessionOptions")] options: Value) -> Result<Self> {
         guard(|| {
-            Ok(Session {
-                inner: History::new(value::session_options(options)?)?,
-            })
+            Ok(Session::wrap(History::new(value::session_options(
+                options,
+            )?)?))
         })
     }
 
@@ -55,9 +65,11 @@ impl Session {
         guard(|| {
             let opts = value::session_options(options)?;
             let messages = value::messages(messages)?;
-            Ok(Session {
-                inner: History::from_messages(messages, opts, &|| false)?,
-            })
+            Ok(Session::wrap(History::from_messages(
+                messages,
+                opts,
+                &|| false,
+            )?))
         })
     }
 
@@ -82,88 +94,159 @@ impl Session {
     /// session exactly as it was.
     #[napi]
     pub fn append(&mut self, #[napi(ts_arg_type = "Message")] message: Value) -> Result<()> {
-        guard(|| self.inner.append(value::message(message)?))
+        guard(|| self.write().append(value::message(message)?))
     }
 
     /// Replaces the message with the same id (`CF_NOT_FOUND` if there is none).
     #[napi]
     pub fn update(&mut self, #[napi(ts_arg_type = "Message")] message: Value) -> Result<()> {
-        guard(|| self.inner.update(value::message(message)?))
+        guard(|| self.write().update(value::message(message)?))
     }
 
     /// Every message, hidden ones included, in arrival order.
     #[napi(ts_return_type = "Message[]")]
-    pub fn messages(&self) -> Result<Js<Vec<&Message>>> {
-        guard(|| Ok(Js(self.inner.entries().iter().map(|e| &e.msg).collect())))
+    pub fn messages<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        guard(|| {
+            to_js(
+                env,
+                &self
+                    .read()
+                    .entries()
+                    .iter()
+                    .map(|e| &e.msg)
+                    .collect::<Vec<_>>(),
+            )
+        })
     }
 
     /// What the model sees (`filterCompacted`): the newest completed summary's request and
     /// summary, the kept tail, and everything after.
     #[napi(ts_return_type = "Message[]")]
-    pub fn context(&self) -> Result<Js<Vec<&Message>>> {
+    pub fn context<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         guard(|| {
-            Ok(Js(self
-                .inner
-                .visible()
-                .into_iter()
-                .map(|e| &e.msg)
-                .collect()))
+            to_js(
+                env,
+                &self
+                    .read()
+                    .visible()
+                    .into_iter()
+                    .map(|e| &e.msg)
+                    .collect::<Vec<_>>(),
+            )
         })
     }
 
     /// The message with this id, if any.
     #[napi(ts_return_type = "Message | undefined")]
-    pub fn get(&self, id: String) -> Result<Option<Js<&Message>>> {
-        guard(|| Ok(self.inner.get(&id).map(|e| Js(&e.msg))))
+    pub fn get<'env>(&self, env: &'env Env, id: String) -> Result<Option<Unknown<'env>>> {
+        guard(|| self.read().get(&id).map(|e| to_js(env, &e.msg)).transpose())
     }
 
     /// Number of messages, hidden ones included.
     #[napi(getter)]
     pub fn length(&self) -> u32 {
-        self.inner.len() as u32
+        self.read().len() as u32
     }
 
     /// How full the context is (O(log n)).
     #[napi]
     pub fn usage(&self) -> Result<ContextUsage> {
-        guard(|| Ok(self.inner.usage().into()))
+        guard(|| Ok(self.read().usage().into()))
     }
 
     /// True when the context holds at least `usable` tokens (never with `auto: false` or an
     /// unknown window).
     #[napi]
     pub fn is_overflow(&self) -> Result<bool> {
-        guard(|| Ok(self.inner.is_overflow()))
+        guard(|| Ok(self.read().is_overflow()))
     }
 
     /// Clears old tool output (opencode's prune); idempotent.
     #[napi]
     pub fn prune(&mut self) -> Result<PruneResult> {
-        guard(|| Ok(self.inner.prune(now_ms()).into()))
+        guard(|| Ok(self.write().prune(now_ms()).into()))
     }
 
     /// Turns of the context (indices into `context()`).
     #[napi]
     pub fn turns(&self) -> Result<Vec<Turn>> {
-        guard(|| Ok(self.inner.turns().into_iter().map(Turn::from).collect()))
+        guard(|| Ok(self.read().turns().into_iter().map(Turn::from).collect()))
     }
 
     /// Where the verbatim tail would start if the session were compacted now.
     #[napi]
     pub fn select(&self) -> Result<Selection> {
-        guard(|| Ok(self.inner.select().into()))
+        guard(|| Ok(self.read().select().into()))
     }
 
     /// The context as AI SDK `ModelMessage`s, ready for `generateText` / `streamText`.
     #[napi(ts_return_type = "ModelMessage[]")]
-    pub fn to_model_messages(
+    pub fn to_model_messages<'env>(
         &self,
+        env: &'env Env,
         #[napi(ts_arg_type = "ConvertOptions")] options: Option<Value>,
-    ) -> Result<Js<Vec<ModelMessage<'_>>>> {
+    ) -> Result<Unknown<'env>> {
         guard(|| {
             let args: ConvertArgs = value::optional("options", options)?;
-            let opts = args.over(self.inner.convert_options());
-            Ok(Js(self.inner.to_model_messages(&opts)))
+            let h = self.read();
+            let opts = args.over(h.convert_options());
+            to_js(env, &h.to_model_messages(&opts))
+        })
+    }
+
+    /// What a compaction would summarize and keep now, with the summarizer's input; `null` when
+    /// there is nothing to summarize. Pure CPU: the LLM call is the caller's.
+    #[napi(ts_return_type = "CompactionPlan | null")]
+    pub fn prepare_compaction<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "PrepareOptions")] options: Option<Value>,
+    ) -> Result<Option<Unknown<'env>>> {
+        guard(|| {
+            let opts: PrepareOptions = value::optional("options", options)?;
+            compaction::prepare(&self.read(), &opts)?
+                .map(|plan| to_js(env, &plan))
+                .transpose()
+        })
+    }
+
+    /// `prepareCompaction` off the JS thread; abortable.
+    #[napi(ts_return_type = "Promise<CompactionPlan | null>")]
+    pub fn prepare_compaction_async(
+        &self,
+        env: Env,
+        #[napi(ts_arg_type = "PrepareOptions")] options: Option<Value>,
+        #[napi(ts_arg_type = "AbortSignal")] signal: Option<Object>,
+    ) -> napi::Result<AsyncTask<PrepareTask>> {
+        let abort = AbortFlag::follow(&env, signal)?;
+        Ok(AsyncTask::new(PrepareTask {
+            history: self.inner.clone(),
+            options,
+            abort,
+        }))
+    }
+
+    /// Records a compaction: appends the request (a user message whose `compaction` part names the
+    /// hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
+    /// is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.
+    #[napi(ts_return_type = "[Message, Message]")]
+    pub fn apply_compaction<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "CompactionPlan")] plan: Value,
+        #[napi(ts_arg_type = "string | SummaryInput")] summary: Value,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let plan: compaction::CompactionPlan = crate::policy::parse_options("plan", plan)?;
+            let summary: SummaryInput = match summary {
+                Value::String(text) => SummaryInput {
+                    text,
+                    ..Default::default()
+                },
+                other => crate::policy::parse_options("summary", other)?,
+            };
+            let written = compaction::apply(&mut self.write(), &plan, summary)?;
+            to_js(env, &written)
         })
     }
 }

@@ -1,7 +1,7 @@
 //! Work that can take long runs off the JS thread, with an optional `AbortSignal`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use napi::bindgen_prelude::*;
 use serde_json::Value;
@@ -9,6 +9,7 @@ use serde_json::Value;
 use super::errors::{catching, js_error};
 use super::session::Session;
 use super::value;
+use crate::compaction::{self, CompactionPlan, PrepareOptions};
 use crate::error::{CfError, Result as CoreResult};
 use crate::session::History;
 use crate::tokens::{count_tokens, Encoding};
@@ -72,6 +73,39 @@ impl Task for FromMessagesTask {
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         output.map(Session::wrap).map_err(|e| js_error(&env, &e))
+    }
+}
+
+pub struct PrepareTask {
+    pub history: Arc<RwLock<History>>,
+    pub options: Option<Value>,
+    pub abort: AbortFlag,
+}
+
+impl Task for PrepareTask {
+    type Output = CoreResult<Option<CompactionPlan>>;
+    type JsValue = Unknown<'static>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        let (history, options, abort) = (&self.history, self.options.take(), &self.abort);
+        Ok(catching(|| {
+            abort.check()?;
+            let opts: PrepareOptions = value::optional("options", options)?;
+            let h = history.read().unwrap_or_else(|e| e.into_inner());
+            let plan = compaction::prepare(&h, &opts)?;
+            abort.check()?;
+            Ok(plan)
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        let plan = output.map_err(|e| js_error(&env, &e))?;
+        let value = match plan {
+            Some(p) => env.to_js_value(&p)?,
+            None => Null.into_unknown(&env)?,
+        };
+        // SAFETY: the value is handed straight to the promise's resolution in this scope.
+        Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(value) })
     }
 }
 

@@ -10,24 +10,10 @@ use crate::model::{parse_message, Message};
 use crate::policy::parse_options;
 use crate::session::SessionOptions;
 
-/// A Rust value handed to JS as plain objects.
-pub struct Js<T: Serialize>(pub T);
-
-impl<T: Serialize> ToNapiValue for Js<T> {
-    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
-        let env = Env::from_raw(env);
-        Ok(env.to_js_value(&val.0)?.raw())
-    }
-}
-
-impl<T: Serialize> TypeName for Js<T> {
-    fn type_name() -> &'static str {
-        "Object"
-    }
-
-    fn value_type() -> ValueType {
-        ValueType::Object
-    }
+/// A Rust value handed to JS as plain objects, converted straight from serde.
+pub fn to_js<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
+    env.to_js_value(value)
+        .map_err(|e| CfError::new(crate::error::Code::Internal, e.to_string()))
 }
 
 pub fn message(value: Value) -> Result<Message> {

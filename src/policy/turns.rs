@@ -52,7 +52,7 @@ fn size(seq: &[&Entry]) -> u64 {
 
 /// A tail may start on a user or assistant message that is not part of a compaction and not an
 /// errored answer (those are left out of the model messages, so the tail would start elsewhere).
-fn can_start_tail(e: &Entry) -> bool {
+pub fn can_start_tail(e: &Entry) -> bool {
     let m = &e.msg;
     (m.is_user() && m.compaction().is_none())
         || (m.is_assistant() && !m.is_summary() && m.error.is_none())

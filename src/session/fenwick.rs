@@ -43,11 +43,6 @@ impl Fenwick {
         }
     }
 
-    /// Sum of positions [0, end).
-    pub fn prefix(&self, end: usize) -> u64 {
-        self.prefix_i(end).max(0) as u64
-    }
-
     /// Sum of positions [start, end).
     pub fn range(&self, start: usize, end: usize) -> u64 {
         if start >= end {

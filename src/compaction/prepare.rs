@@ -1,0 +1,238 @@
+//! `prepare`: what a compaction would summarize and keep, and the summarizer's input.
+
+use serde::{Deserialize, Serialize};
+
+use super::summary_budget;
+use crate::error::{CfError, Result};
+use crate::model::{Message, Part};
+use crate::policy::{self, can_start_tail};
+use crate::session::History;
+use crate::transcript::{facts, serialize_message, track_files, Facts, FileOps};
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct PrepareOptions {
+    /// Triggered automatically (recorded in the compaction part).
+    pub auto: bool,
+    /// The provider rejected the context as too long (recorded in the compaction part).
+    pub overflow: bool,
+    /// Summarize up to and including this message, keep everything after it verbatim.
+    #[serde(rename = "upTo")]
+    pub up_to: Option<String>,
+    /// Summarize from this message to the end, keep everything before it verbatim.
+    pub from: Option<String>,
+    /// The session's first turns that are never summarized (default 0).
+    pub protect_first_turns: u32,
+    /// Leading system messages are never summarized (default true).
+    pub protect_system: Option<bool>,
+}
+
+/// Everything the summary call needs, and what `apply` records. Serializable, so it can travel to
+/// JS and back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionPlan {
+    /// Messages summarized, in context order (earlier compaction messages included).
+    #[serde(rename = "summarizedIDs")]
+    pub summarized_ids: Vec<String>,
+    /// Transcript blocks of the history part, one per message, oldest first.
+    pub transcript: Vec<String>,
+    /// When the cut falls inside a turn: transcript blocks of that turn's beginning, summarized
+    /// apart so the kept suffix of the turn still has its context.
+    pub turn_prefix: Vec<String>,
+    /// The first message kept verbatim (none: nothing is kept after the summarized range).
+    #[serde(rename = "tailStartID", skip_serializing_if = "Option::is_none")]
+    pub tail_start_id: Option<String>,
+    /// The first hidden message when a head is kept (protected turns, or `from`).
+    #[serde(rename = "hiddenFromID", skip_serializing_if = "Option::is_none")]
+    pub hidden_from_id: Option<String>,
+    /// The summary this one replaces, for an anchored update.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_summary: Option<String>,
+    /// Files only read, cumulative across compactions.
+    pub read_files: Vec<String>,
+    /// Files modified, cumulative across compactions.
+    pub modified_files: Vec<String>,
+    pub tokens_before: u64,
+    pub tokens_summarized: u64,
+    /// Output tokens the summary may use.
+    pub summary_budget: u64,
+    pub facts: Facts,
+    pub auto: bool,
+    pub overflow: bool,
+    /// The newest user message that is not a compaction request.
+    #[serde(rename = "lastUserID", skip_serializing_if = "Option::is_none")]
+    pub last_user_id: Option<String>,
+}
+
+/// Leading context positions that stand in place (context position = stored position) and are
+/// protected: system messages (unless disabled) and the first `turns` turns.
+fn protected_head(h: &History, order: &[usize], opts: &PrepareOptions) -> usize {
+    let mut turns_seen = 0u32;
+    let mut n = 0;
+    for (k, &i) in order.iter().enumerate() {
+        if i != k {
+            break;
+        }
+        let m = &h.entries()[i].msg;
+        if m.is_user() && m.compaction().is_none() {
+            if turns_seen == opts.protect_first_turns {
+                break;
+            }
+            turns_seen += 1;
+        } else if turns_seen == 0
+            && !(m.role == crate::model::Role::System && opts.protect_system != Some(false))
+        {
+            break;
+        }
+        n = k + 1;
+    }
+    n
+}
+
+fn position(order: &[usize], h: &History, id: &str, what: &str) -> Result<usize> {
+    order
+        .iter()
+        .position(|&i| h.entries()[i].msg.id == id)
+        .ok_or_else(|| {
+            CfError::invalid_argument(format!("{what}: message {id:?} is not in the context"))
+        })
+}
+
+/// The plan for compacting `h` now, or `None` when there is nothing to summarize.
+pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPlan>> {
+    if opts.up_to.is_some() && opts.from.is_some() {
+        return Err(CfError::invalid_argument(
+            "upTo and from cannot be used together",
+        ));
+    }
+    let order = h.visible_positions();
+    let entries = h.entries();
+    let at = |k: usize| &entries[order[k]];
+    let (start, end, hidden_from) = if let Some(id) = &opts.from {
+        let k = position(&order, h, id, "from")?;
+        if order[k] < h.view().usage_floor() {
+            return Err(CfError::invalid_argument(format!(
+                "from: message {id:?} comes before the latest summary; compact from a later message"
+            )));
+        }
+        (k, order.len(), Some(id.clone()))
+    } else {
+        let protected = protected_head(h, &order, opts);
+        let hidden_from = (protected > 0)
+            .then(|| at(protected).msg.id.clone())
+            .filter(|_| protected < order.len());
+        let end = match &opts.up_to {
+            Some(id) => {
+                let k = position(&order, h, id, "upTo")?;
+                if k < protected {
+                    return Err(CfError::invalid_argument(format!(
+                        "upTo: message {id:?} is in the protected head"
+                    )));
+                }
+                // The tail starts at the first message after `upTo` that may start one.
+                (k + 1..order.len())
+                    .find(|&s| can_start_tail(at(s)))
+                    .unwrap_or(order.len())
+            }
+            None => {
+                let seq: Vec<_> = order[protected..].iter().map(|&i| &entries[i]).collect();
+                let cfg = &h.options().compaction;
+                let budget = policy::preserve_recent_budget(&h.options().model, cfg);
+                protected + policy::select(&seq, budget, cfg.tail_turns).head_end
+            }
+        };
+        (protected, end, hidden_from)
+    };
+    let summarized: Vec<&Message> = (start..end).map(|k| &at(k).msg).collect();
+    if summarized
+        .iter()
+        .all(|m| m.compaction().is_some() || m.is_summary())
+    {
+        return Ok(None);
+    }
+    let tail_start_id = (opts.from.is_none() && end < order.len()).then(|| at(end).msg.id.clone());
+
+    // A cut inside a turn: the turn's beginning is summarized apart.
+    let turn_start = (tail_start_id.is_some() && !at(end).msg.is_user())
+        .then(|| {
+            (start..end)
+                .rev()
+                .find(|&k| at(k).msg.is_user() && at(k).msg.compaction().is_none())
+        })
+        .flatten();
+    let blocks = |range: std::ops::Range<usize>| -> Vec<String> {
+        range
+            .filter_map(|k| serialize_message(&at(k).msg))
+            .collect()
+    };
+    let (transcript, turn_prefix) = match turn_start {
+        Some(t) => (blocks(start..t), blocks(t..end)),
+        None => (blocks(start..end), Vec::new()),
+    };
+
+    // The newest summary among what is summarized is updated in place; its files carry over.
+    let previous = summarized.iter().rev().find(|m| m.is_completed_summary());
+    let previous_request = previous
+        .and_then(|s| s.parent_id.as_deref())
+        .and_then(|id| h.get(id));
+    let mut files = FileOps::default();
+    if let Some(Part::Compaction(c)) = previous_request.and_then(|r| {
+        r.msg
+            .parts
+            .iter()
+            .find(|p| matches!(p, Part::Compaction(_)))
+    }) {
+        let list = |key: &str| -> Vec<String> {
+            c.extra
+                .get("files")
+                .and_then(|f| f.get(key))
+                .and_then(|v| v.as_array())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_string))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        files.merge(list("read"), list("modified"));
+    }
+    track_files(summarized.iter().copied(), &mut files);
+
+    let tokens_summarized = (start..end).map(|k| at(k).tokens).sum();
+    let last_user_id = order
+        .iter()
+        .rev()
+        .map(|&i| &entries[i].msg)
+        .find(|m| m.is_user() && m.compaction().is_none())
+        .map(|m| m.id.clone());
+    Ok(Some(CompactionPlan {
+        summarized_ids: summarized.iter().map(|m| m.id.clone()).collect(),
+        transcript,
+        turn_prefix,
+        tail_start_id,
+        hidden_from_id: hidden_from,
+        previous_summary: previous.map(|s| summary_text(s)),
+        read_files: files.read_only(),
+        modified_files: files.modified.iter().cloned().collect(),
+        tokens_before: h.usage().tokens,
+        tokens_summarized,
+        summary_budget: summary_budget(tokens_summarized, h.options().model.limit.context),
+        facts: facts(summarized.iter().copied()),
+        auto: opts.auto,
+        overflow: opts.overflow,
+        last_user_id,
+    }))
+}
+
+/// The text of a summary message.
+pub(crate) fn summary_text(m: &Message) -> String {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,129 @@
+//! Files read and modified, from tool calls: what a summary must always name.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::model::{Message, Part, ToolState};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FileOps {
+    pub read: BTreeSet<String>,
+    pub modified: BTreeSet<String>,
+}
+
+impl FileOps {
+    /// Files only read (a modified file is listed once, as modified).
+    pub fn read_only(&self) -> Vec<String> {
+        self.read.difference(&self.modified).cloned().collect()
+    }
+
+    pub fn merge(
+        &mut self,
+        read: impl IntoIterator<Item = String>,
+        modified: impl IntoIterator<Item = String>,
+    ) {
+        self.read.extend(read);
+        self.modified.extend(modified);
+    }
+}
+
+const PATH_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "filePath",
+    "filename",
+    "file",
+    "notebook_path",
+    "target_file",
+];
+
+fn paths(input: &Value) -> Vec<String> {
+    let mut out: Vec<String> = PATH_KEYS
+        .iter()
+        .filter_map(|k| input.get(k).and_then(Value::as_str))
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect();
+    if let Some(list) = input.get("paths").and_then(Value::as_array) {
+        out.extend(list.iter().filter_map(Value::as_str).map(str::to_string));
+    }
+    out
+}
+
+#[derive(PartialEq)]
+enum Op {
+    Read,
+    Modify,
+}
+
+/// What a tool call does to the files it names, judged by the tool's name (and, for editor tools
+/// with sub-commands such as SWE-agent's `str_replace_editor`, by `command`).
+fn op(tool: &str, input: &Value) -> Option<Op> {
+    let t = tool.to_ascii_lowercase();
+    if let Some(cmd) = input.get("command").and_then(Value::as_str) {
+        if t.contains("editor") {
+            return Some(if cmd == "view" { Op::Read } else { Op::Modify });
+        }
+    }
+    const MODIFY: &[&str] = &[
+        "write", "edit", "patch", "create", "replace", "insert", "delete", "move", "rename",
+    ];
+    const READ: &[&str] = &[
+        "read", "view", "cat", "open", "grep", "glob", "search", "list", "ls",
+    ];
+    if MODIFY.iter().any(|w| t.contains(w)) {
+        Some(Op::Modify)
+    } else if READ.iter().any(|w| t.contains(w)) {
+        Some(Op::Read)
+    } else {
+        None
+    }
+}
+
+/// Adds the files named by the tool calls of `messages` that ran (completed, or errored after
+/// starting) to `ops`.
+pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mut FileOps) {
+    for m in messages {
+        for p in &m.parts {
+            let Part::Tool(t) = p else { continue };
+            if matches!(t.state, ToolState::Pending { .. }) {
+                continue;
+            }
+            let input = t.state.input();
+            match op(&t.tool, input) {
+                Some(Op::Read) => ops.read.extend(paths(input)),
+                Some(Op::Modify) => ops.modified.extend(paths(input)),
+                None => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::parse_message;
+    use serde_json::json;
+
+    #[test]
+    fn tracks_reads_and_edits_by_tool_kind() {
+        let tool = |tool: &str, input: Value| json!({"type": "tool", "id": format!("{tool}{}", input), "callID": "c", "tool": tool, "state": {"status": "completed", "input": input, "output": ""}});
+        let m = parse_message(json!({"id": "a", "role": "assistant", "parts": [
+            tool("read", json!({"filePath": "src/a.rs"})),
+            tool("Edit", json!({"file_path": "src/b.rs"})),
+            tool("str_replace_editor", json!({"command": "view", "path": "c.py"})),
+            tool("str_replace_editor", json!({"command": "str_replace", "path": "d.py"})),
+            tool("read", json!({"path": "src/b.rs"})),
+            tool("bash", json!({"command": "cat x"}))
+        ]}))
+        .unwrap();
+        let mut ops = FileOps::default();
+        track_files([&m], &mut ops);
+        assert_eq!(ops.read_only(), ["c.py", "src/a.rs"]);
+        assert_eq!(
+            ops.modified.iter().collect::<Vec<_>>(),
+            ["d.py", "src/b.rs"]
+        );
+    }
+}
