@@ -173,6 +173,12 @@ describe('CF_INVALID_ARGUMENT', () => {
     await expectRejectCode((async () => countTokensAsync('x', 'x' as never))(), 'CF_INVALID_ARGUMENT')
   })
 
+  it('a signal that is not an AbortSignal is CF_INVALID_ARGUMENT in both async functions', async () => {
+    const notASignal = 5 as unknown as AbortSignal
+    await expectRejectCode((async () => countTokensAsync('x', 'o200k', notASignal))(), 'CF_INVALID_ARGUMENT')
+    await expectRejectCode((async () => Session.fromMessagesAsync([], exact(), notASignal))(), 'CF_INVALID_ARGUMENT')
+  })
+
   it('arguments of the wrong JS type are reported with a CF_ code too', () => {
     // JS callers have no type checker; DESIGN §9: every error thrown to JS carries a CF_ code.
     for (const fn of [

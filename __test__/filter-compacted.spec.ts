@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 
 import { Session, filterCompacted } from '../index.js'
 import type { Message } from '../index.js'
-import { assistant, exact, expectCode, ids, request, summary, user } from './helpers.js'
+import { assistant, exact, expectCode, ids, request, sumTokens, summary, user } from './helpers.js'
 
 const base = (): Message[] => [
   user('u1'),
@@ -57,6 +57,24 @@ describe('filterCompacted', () => {
     expect(view(msgs)).toEqual(['u1', 'a1', 'c1', 's1', 'u3', 'a3', 'u4'])
     const noTail = [...base(), request('c1', { hiddenFromID: 'u2' }), summary('s1', 'c1'), user('u4')]
     expect(view(noTail)).toEqual(['u1', 'a1', 'c1', 's1', 'u4'])
+  })
+
+  it('a partial compaction (hiddenFromID) keeps the head as the earlier compaction left it', () => {
+    const msgs = [
+      user('u1'),
+      user('u2'),
+      request('r1', { tailStartID: 'u2' }),
+      summary('s1', 'r1'),
+      user('u3'),
+      assistant('a3'),
+      request('r2', { hiddenFromID: 'u3' }),
+      summary('s2', 'r2'),
+      user('u4'),
+    ]
+    // the head [u1 … s1] reads as r1 left it: r1, s1, u2
+    expect(view(msgs)).toEqual(['r1', 's1', 'u2', 'r2', 's2', 'u4'])
+    const s = Session.fromMessages(msgs, exact())
+    expect(s.usage().tokens).toBe(sumTokens(s.context()))
   })
 
   it('a tail id that is unknown, or not before the request, keeps no tail', () => {

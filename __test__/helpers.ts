@@ -14,8 +14,6 @@ import type {
   ToolState,
 } from '../index.js'
 
-export type { Message, Part, ModelMessage }
-
 /** The marker opencode (and contextfold) put in place of a pruned tool output. */
 export const PRUNED = '[Old tool result content cleared]'
 /** The result given to a tool call that never finished. */
@@ -222,47 +220,44 @@ export function checkToolPairs(out: ModelMessage[]): number {
 /**
  * Reference model of `filterCompacted` written from DESIGN §3/§4 and src/policy/view.rs: the newest
  * compaction request answered by a completed summary (`summary && finish && !error`) decides; it
- * hides `[hiddenFromID or 0, tailStartID)` (a missing / not-earlier tail id keeps no tail), and
- * the context reads: the prefix before the hidden range, request … summary, the kept tail without
+ * hides `[hiddenFromID or 0, tailStartID)` (a missing / not-earlier tail id keeps no tail; a
+ * hiddenFromID after the tail start is ignored), and the context reads: the head before the hidden
+ * range (itself seen through the compactions inside it), request … summary, the kept tail without
  * earlier compaction requests and summaries, then everything after the summary.
  */
-export function referenceView(ms: Message[]): { order: number[]; cut?: { request: number; summary: number; hiddenFrom: number; tailStart: number } } {
-  const completed = (m: Message) =>
-    m.role === 'assistant' && m.summary === true && typeof m.finish === 'string' && m.finish !== '' && m.error == null
-  const compactionPart = (m: Message) =>
-    m.role === 'user' ? (m.parts.find((p) => p.type === 'compaction') as Record<string, unknown> | undefined) : undefined
-  const index = new Map(ms.map((m, i) => [m.id, i]))
-  const answered = new Set<string>()
-  for (let i = ms.length - 1; i >= 0; i--) {
-    const m = ms[i]
-    if (completed(m)) {
-      if (m.parentID !== undefined) answered.add(m.parentID)
-      continue
-    }
-    const part = compactionPart(m)
-    if (!part || !answered.has(m.id)) continue
-    const request = i
-    let summaryAt = -1
-    for (let s = i + 1; s < ms.length; s++) {
-      if (completed(ms[s]) && ms[s].parentID === m.id) {
-        summaryAt = s
-        break
-      }
-    }
-    const t = typeof part.tailStartID === 'string' ? index.get(part.tailStartID) : undefined
-    const tailStart = t !== undefined && t < request ? t : request
-    const h = typeof part.hiddenFromID === 'string' ? index.get(part.hiddenFromID) : undefined
-    const hiddenFrom = h !== undefined && h <= tailStart ? h : 0
-    const structural = (k: number) => compactionPart(ms[k]) !== undefined || (ms[k].role === 'assistant' && ms[k].summary === true)
-    const order: number[] = []
-    for (let k = 0; k < hiddenFrom; k++) order.push(k)
-    for (let k = request; k <= summaryAt; k++) order.push(k)
-    for (let k = tailStart; k < request; k++) if (!structural(k)) order.push(k)
-    for (let k = summaryAt + 1; k < ms.length; k++) order.push(k)
-    return { order, cut: { request, summary: summaryAt, hiddenFrom, tailStart } }
+/**
+ * The compaction rule read literally (DESIGN §3, src/policy/view.rs): the newest completed
+ * summary among the first `len` messages replaces, in the context of everything before its
+ * request, the run from `hiddenFromID` (or the start) up to `tailStartID` (or the end) with the
+ * request and the summary; what follows the summary comes after the kept tail.
+ */
+export function referenceView(ms: Message[], len = ms.length): { order: number[]; cut?: { request: number; summary: number } } {
+  let summary = -1
+  for (let s = len - 1; s >= 0 && summary < 0; s--) {
+    const m = ms[s]
+    if (isCompletedSummary(m) && ms.slice(0, s).some((r) => r.id === m.parentID && compactionPartOf(r))) summary = s
   }
-  return { order: ms.map((_, i) => i) }
+  if (summary < 0) return { order: Array.from({ length: len }, (_, i) => i) }
+  let request = summary - 1
+  while (ms[request].id !== ms[summary].parentID) request--
+  const before = referenceView(ms, request).order
+  const part = compactionPartOf(ms[request])!
+  const find = (id: unknown) => (typeof id === 'string' ? before.findIndex((p) => ms[p].id === id) : -1)
+  const t = find(part.tailStartID)
+  const tail = t < 0 ? before.length : t
+  const h = find(part.hiddenFromID)
+  const head = h >= 0 && h <= tail ? h : 0
+  const order = [...before.slice(0, head)]
+  for (let k = request; k <= summary; k++) order.push(k)
+  order.push(...before.slice(tail))
+  for (let k = summary + 1; k < len; k++) order.push(k)
+  return { order, cut: { request, summary } }
 }
+
+const isCompletedSummary = (m: Message) =>
+  m.role === 'assistant' && m.summary === true && typeof m.finish === 'string' && m.finish !== '' && m.error == null
+const compactionPartOf = (m: Message) =>
+  m.role === 'user' ? (m.parts.find((p) => p.type === 'compaction') as Record<string, unknown> | undefined) : undefined
 
 /** A small deterministic PRNG (mulberry32) for building varied but reproducible text. */
 export function rng(seed: number): () => number {

@@ -188,7 +188,7 @@ describe('toModelMessages', () => {
       expect(content.map((c) => c.type)).toEqual(['text', 'image', 'file', 'file'])
     })
 
-    it('names a file without filename by its mime', () => {
+    it('marks a file without filename too, without its data', () => {
       const out = toModelMessages([user('u', [file('image/jpeg', 'data:image/jpeg;base64,AAAA')])], { stripMedia: true })
       const t = ((out[0] as Extract<ModelMessage, { role: 'user' }>).content[0] as { text: string }).text
       expect(t.startsWith('[Attached image/jpeg: ')).toBe(true)
@@ -282,17 +282,21 @@ describe('Session.toModelMessages', () => {
   const msgs: Message[] = [
     user('u1', 'old question'),
     assistant('a1', [tool('c1', 'bash', completed('old output'))]),
+    user('u2', 'recent question'),
+    assistant('a2', [tool('c2', 'bash', completed('recent output'))]),
     request('c', { tailStartID: 'u2' }),
     summary('s', 'c', { body: 'Summary.' }),
-    user('u2', 'hmm'),
+    user('u3', 'next'),
   ]
 
   it('converts the context (filterCompacted), not the whole history', () => {
-    // u2 comes before the request in a real session; here it is after, so there is no kept tail
     const s = Session.fromMessages(msgs, exact())
     const out = s.toModelMessages()
-    expect(JSON.stringify(out)).not.toContain('old output')
-    expect(out.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
+    expect(JSON.stringify(out)).not.toContain('old')
+    expect(out.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'tool', 'user'])
+    expect(out[1]).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Summary.' }] })
+    expect(out[2]).toEqual({ role: 'user', content: [{ type: 'text', text: 'recent question' }] })
+    expect(results(out)).toEqual([{ type: 'tool-result', toolCallId: 'c2', toolName: 'bash', output: { type: 'text', value: 'recent output' } }])
   })
 
   it('applies compaction.toolOutputMaxChars by default; an explicit option overrides it', () => {

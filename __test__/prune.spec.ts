@@ -12,6 +12,7 @@ import {
   completed,
   exact,
   failedTool,
+  msgTokens,
   pending,
   request,
   summary,
@@ -274,6 +275,57 @@ describe('prune and provider usage', () => {
     const r = s.prune()
     expect(r.prunedPartIDs).toEqual(['t1'])
     expect(s.usage().tokens).toBe(125_100 - r.tokensFreed)
+  })
+
+  it('a newer usage report on the same answer (the next step, measured after the prune) is taken as is', () => {
+    // An agent that prunes between steps (DESIGN: "checks pressure after each step, runs the cheap
+    // passes first") then updates the answer with the provider's usage for the next step.
+    const msgs = [...turnsWithOutputs([30_000, 30_000, 30_000, 30_000]), answered('a5', { input: 125_000, output: 100 })]
+    const s = Session.fromMessages(msgs, exact())
+    const r = s.prune()
+    expect(s.usage().tokens).toBe(125_100 - r.tokensFreed)
+    // streaming more text without new usage keeps the pruned count
+    s.update(answered('a5', { input: 125_000, output: 100 }, 'ok, more'))
+    expect(s.usage().tokens).toBe(125_100 - r.tokensFreed)
+    // the provider now reports the pruned context: that report is the truth
+    s.update(answered('a5', { input: 95_000, output: 200 }, 'ok, more'))
+    expect(s.usage()).toMatchObject({ source: 'usage', tokens: 95_200 })
+  })
+
+  it('when the newest report is withdrawn, the previous one is used without subtracting what it never saw', () => {
+    const msgs = [
+      user('u1', 'q1'),
+      answered('a1', { input: 1_000, output: 0 }, 'ok'),
+      user('u2', 'q2'),
+      assistant('aT', [tool('c', 'bash', completed(words(30_000)), 'tt')], { finish: 'tool-calls' }),
+      user('u3', 'q3'),
+      assistant('a3', 'ok', { finish: 'stop' }),
+      user('u4', 'q4'),
+      answered('a4', { input: 40_000, output: 0 }, 'ok'),
+    ]
+    const cfg = { pruneProtect: 0, pruneMinimum: 0 }
+    const s = Session.fromMessages(msgs, exact(cfg))
+    expect(s.prune().prunedPartIDs).toEqual(['tt'])
+    // a4 turns out to have failed: its usage no longer counts
+    s.update(assistant('a4', 'ok', { error: { name: 'APIError', message: 'overloaded' } }))
+    // a1's report (1000) predates aT entirely; aT is counted locally, already as cleared
+    const fresh = Session.fromMessages(s.messages(), exact(cfg)).usage()
+    expect(fresh).toMatchObject({ source: 'mixed', usageTokens: 1_000 })
+    expect(s.usage()).toEqual(fresh)
+  })
+
+  it('a summary that fails after a prune does not bring the cleared tokens back', () => {
+    const msgs = [...turnsWithOutputs([30_000, 30_000, 30_000, 30_000]), answered('a5', { input: 125_000, output: 100 })]
+    const s = Session.fromMessages(msgs, exact())
+    const r = s.prune()
+    expect(r.tokensFreed).toBeGreaterThan(29_000)
+    s.append(request('c1'))
+    s.append(summary('s1', 'c1', { finish: null, body: 'Sum' }))
+    const before = s.usage().tokens
+    expect(before).toBe(125_100 - r.tokensFreed + msgTokens(request('c1')) + msgTokens(summary('s1', 'c1', { finish: null, body: 'Sum' })))
+    // the summary stream ends in an error: no token count changes
+    s.update(summary('s1', 'c1', { finish: 'error', error: { name: 'APIError', message: 'overloaded' }, body: 'Sum' }))
+    expect(s.usage().tokens).toBe(before)
   })
 
   it('without usage, a pruned session counts like a fresh one built from its messages', () => {

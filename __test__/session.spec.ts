@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 import {
   Session,
   countTokens,
+  estimateTokens,
   filterCompacted,
   select as selectFn,
   toModelMessages as toModelMessagesFn,
@@ -19,6 +20,7 @@ import {
   exact,
   expectCode,
   expectRejectCode,
+  file,
   ids,
   msgTokens,
   request,
@@ -41,6 +43,30 @@ function history(): Message[] {
     assistant('a2', 'done', { finish: 'stop' }),
   ]
 }
+
+describe('the package', () => {
+  it('loads the native binding and exports the documented API', async () => {
+    const api = await import('../index.js')
+    expect(api.__napiBindingTarget).toBe('native')
+    for (const name of [
+      'countTokens',
+      'countTokensAsync',
+      'estimateTokens',
+      'filterCompacted',
+      'isOverflow',
+      'prune',
+      'select',
+      'splitTurn',
+      'toModelMessages',
+      'turns',
+      'usable',
+    ] as const) {
+      expect(typeof api[name], name).toBe('function')
+    }
+    expect(typeof api.Session.fromMessages).toBe('function')
+    expect(typeof api.Session.fromMessagesAsync).toBe('function')
+  })
+})
 
 describe('Session construction', () => {
   it('starts empty', () => {
@@ -180,6 +206,32 @@ describe('append, get, messages, length', () => {
     expect(msgTokens(user('u', [text('hello world'), text(CJK)]))).toBe(
       empty + countTokens('hello world', 'o200k') + countTokens(CJK, 'o200k'),
     )
+  })
+
+  it('with the estimate tokenizer, a text part adds estimateTokens(text)', () => {
+    const empty = msgTokens(user('u', []), 'estimate')
+    for (const t of ['hello world', CJK, 'fn main() { println!("{}", 1 + 2); }']) {
+      expect(msgTokens(user('u', t), 'estimate')).toBe(empty + estimateTokens(t))
+    }
+  })
+
+  it('an image or PDF costs imageTokens (default 1200), never its base64 length', () => {
+    const base64 = 'A'.repeat(300_000)
+    const empty = msgTokens(user('u', []))
+    const image = user('u', [file('image/png', `data:image/png;base64,${base64}`, 'big.png')])
+    const pdf = user('u', [file('application/pdf', `data:application/pdf;base64,${base64}`, 'doc.pdf')])
+    expect(msgTokens(image)).toBe(empty + 1_200)
+    expect(msgTokens(pdf)).toBe(empty + 1_200)
+    expect(msgTokens(image, 'estimate')).toBe(msgTokens(user('u', []), 'estimate') + 1_200)
+    const cheap = new Session(exact({ imageTokens: 500 }))
+    cheap.append(image)
+    expect(cheap.usage().tokens).toBe(empty + 500)
+    // a tool's image attachment too
+    const shot = assistant('a', [
+      tool('c', 'screenshot', completed('', {}, { attachments: [{ id: 'at', mime: 'image/png', url: `data:image/png;base64,${base64}` }] })),
+    ])
+    const noShot = assistant('a', [tool('c', 'screenshot', completed('', {}))])
+    expect(msgTokens(shot)).toBe(msgTokens(noShot) + 1_200)
   })
 
   it('a session counts the sum of its messages', () => {

@@ -16,23 +16,17 @@ fn strings(v: &Value, out: &mut Vec<String>) {
 }
 
 fn s_is_cjk(v: &Value) -> bool {
-    v.as_str()
-        .is_some_and(|s| s.len() >= 16 && s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)))
+    v.as_str().is_some_and(|s| s.len() >= 16 && s.chars().any(|c| ('\u{4e00}'..='\u{9fff}').contains(&c)))
 }
 
 fn features(f: &Features) -> [f64; 8] {
-    [
-        f.letters, f.words, f.digits, f.spaces, f.newlines, f.punct, f.cjk, f.other,
-    ]
-    .map(|x| x as f64)
+    [f.letters, f.words, f.digits, f.spaces, f.newlines, f.punct, f.cjk, f.other].map(|x| x as f64)
 }
 
 fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
     let n = b.len();
     for c in 0..n {
-        let p = (c..n)
-            .max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs()))
-            .unwrap();
+        let p = (c..n).max_by(|&i, &j| a[i][c].abs().total_cmp(&a[j][c].abs())).unwrap();
         a.swap(c, p);
         b.swap(c, p);
         let pivot = a[c].clone();
@@ -54,10 +48,7 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
 fn main() {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
     let mut texts = Vec::new();
-    for group in std::fs::read_dir(dir)
-        .expect("corpus beside the project")
-        .flatten()
-    {
+    for group in std::fs::read_dir(dir).expect("corpus beside the project").flatten() {
         if !group.path().is_dir() {
             continue;
         }
@@ -96,9 +87,7 @@ fn main() {
         rows.push((x, y, s.len() as f64));
     }
     let w = solve(ata, atb);
-    let names = [
-        "LETTERS", "WORDS", "DIGITS", "SPACES", "NEWLINES", "PUNCT", "CJK", "OTHER",
-    ];
+    let names = ["LETTERS", "WORDS", "DIGITS", "SPACES", "NEWLINES", "PUNCT", "CJK", "OTHER"];
     for (n, v) in names.iter().zip(&w) {
         println!("const W_{n}: f64 = {v:.4};");
     }
@@ -120,8 +109,12 @@ fn main() {
     let quarter_err: Vec<f64> = errors.iter().map(|e| e.1).collect();
     println!(
         "per-sample error, median / p90 / max: fitted {:.1}% / {:.1}% / {:.0}%, chars/4 {:.1}% / {:.1}% / {:.0}%",
-        pct(fit.clone(), 0.5), pct(fit.clone(), 0.9), pct(fit, 1.0),
-        pct(quarter_err.clone(), 0.5), pct(quarter_err.clone(), 0.9), pct(quarter_err, 1.0)
+        pct(fit.clone(), 0.5),
+        pct(fit.clone(), 0.9),
+        pct(fit, 1.0),
+        pct(quarter_err.clone(), 0.5),
+        pct(quarter_err.clone(), 0.9),
+        pct(quarter_err, 1.0)
     );
     println!(
         "{} samples, {:.1} MB: total error fitted {:+.1}%, current {:+.1}%, chars/4 {:+.1}%",

@@ -39,10 +39,7 @@ pub struct CfError {
 
 impl CfError {
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        CfError {
-            code,
-            message: message.into(),
-        }
+        CfError { code, message: message.into() }
     }
 
     pub fn invalid_message(message: impl Into<String>) -> Self {

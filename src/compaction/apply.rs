@@ -25,20 +25,14 @@ pub struct SummaryInput {
 }
 
 fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
 /// Ascending ids that sort after every message written before them.
 fn next_id(h: &History, prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     loop {
-        let id = format!(
-            "{prefix}_{:012x}{:06x}",
-            now_ms(),
-            COUNTER.fetch_add(1, Ordering::Relaxed) & 0xff_ffff
-        );
+        let id = format!("{prefix}_{:012x}{:06x}", now_ms(), COUNTER.fetch_add(1, Ordering::Relaxed) & 0xff_ffff);
         if h.get(&id).is_none() {
             return id;
         }
@@ -47,24 +41,14 @@ fn next_id(h: &History, prefix: &str) -> String {
 
 /// Appends the request and the summary to `h` and returns them. Fails without changing anything
 /// if the plan's messages are gone or the summary is empty.
-pub fn apply(
-    h: &mut History,
-    plan: &CompactionPlan,
-    summary: SummaryInput,
-) -> Result<[Message; 2]> {
+pub fn apply(h: &mut History, plan: &CompactionPlan, summary: SummaryInput) -> Result<[Message; 2]> {
     if summary.text.trim().is_empty() {
         return Err(CfError::invalid_argument("summary: the text is empty"));
     }
-    for (what, id) in [
-        ("tailStartID", &plan.tail_start_id),
-        ("hiddenFromID", &plan.hidden_from_id),
-    ] {
+    for (what, id) in [("tailStartID", &plan.tail_start_id), ("hiddenFromID", &plan.hidden_from_id)] {
         if let Some(id) = id {
             if h.get(id).is_none() {
-                return Err(CfError::new(
-                    Code::NotFound,
-                    format!("plan.{what}: message {id:?} is not in the session"),
-                ));
+                return Err(CfError::new(Code::NotFound, format!("plan.{what}: message {id:?} is not in the session")));
             }
         }
     }
@@ -83,9 +67,7 @@ pub fn apply(
     if let Some(f) = &plan.hidden_from_id {
         part["hiddenFromID"] = json!(f);
     }
-    let request = parse_message(
-        json!({"id": request_id, "role": "user", "time": {"created": now}, "parts": [part]}),
-    )?;
+    let request = parse_message(json!({"id": request_id, "role": "user", "time": {"created": now}, "parts": [part]}))?;
     let summary_id = next_id(h, "sum");
     let mut answer = json!({
         "id": summary_id, "role": "assistant", "parentID": request_id, "summary": true,

@@ -12,12 +12,7 @@ pub fn summary_budget(summarized: u64, context_window: u64) -> u64 {
         30_000..100_000 => 0.10,
         _ => 0.05,
     };
-    let ceiling = if context_window == 0 {
-        CEILING
-    } else {
-        (context_window / 20).min(CEILING)
-    }
-    .max(FLOOR);
+    let ceiling = if context_window == 0 { CEILING } else { (context_window / 20).min(CEILING) }.max(FLOOR);
     ((summarized as f64 * share) as u64).clamp(FLOOR, ceiling)
 }
 

@@ -65,24 +65,21 @@ pub struct CompactionPlan {
     pub last_user_id: Option<String>,
 }
 
-/// Leading context positions that stand in place (context position = stored position) and are
-/// protected: system messages (unless disabled) and the first `turns` turns.
+/// How many leading context messages are protected: system messages (unless disabled) and the
+/// first `protect_first_turns` turns.
 fn protected_head(h: &History, order: &[usize], opts: &PrepareOptions) -> usize {
     let mut turns_seen = 0u32;
     let mut n = 0;
     for (k, &i) in order.iter().enumerate() {
-        if i != k {
-            break;
-        }
         let m = &h.entries()[i].msg;
         if m.is_user() && m.compaction().is_none() {
             if turns_seen == opts.protect_first_turns {
                 break;
             }
             turns_seen += 1;
-        } else if turns_seen == 0
-            && !(m.role == crate::model::Role::System && opts.protect_system != Some(false))
-        {
+        } else if m.compaction().is_some() || m.is_summary() {
+            break;
+        } else if turns_seen == 0 && !(m.role == crate::model::Role::System && opts.protect_system != Some(false)) {
             break;
         }
         n = k + 1;
@@ -94,46 +91,31 @@ fn position(order: &[usize], h: &History, id: &str, what: &str) -> Result<usize>
     order
         .iter()
         .position(|&i| h.entries()[i].msg.id == id)
-        .ok_or_else(|| {
-            CfError::invalid_argument(format!("{what}: message {id:?} is not in the context"))
-        })
+        .ok_or_else(|| CfError::invalid_argument(format!("{what}: message {id:?} is not in the context")))
 }
 
 /// The plan for compacting `h` now, or `None` when there is nothing to summarize.
 pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPlan>> {
     if opts.up_to.is_some() && opts.from.is_some() {
-        return Err(CfError::invalid_argument(
-            "upTo and from cannot be used together",
-        ));
+        return Err(CfError::invalid_argument("upTo and from cannot be used together"));
     }
     let order = h.visible_positions();
     let entries = h.entries();
     let at = |k: usize| &entries[order[k]];
     let (start, end, hidden_from) = if let Some(id) = &opts.from {
         let k = position(&order, h, id, "from")?;
-        if order[k] < h.view().usage_floor() {
-            return Err(CfError::invalid_argument(format!(
-                "from: message {id:?} comes before the latest summary; compact from a later message"
-            )));
-        }
         (k, order.len(), Some(id.clone()))
     } else {
         let protected = protected_head(h, &order, opts);
-        let hidden_from = (protected > 0)
-            .then(|| at(protected).msg.id.clone())
-            .filter(|_| protected < order.len());
+        let hidden_from = (protected > 0 && protected < order.len()).then(|| at(protected).msg.id.clone());
         let end = match &opts.up_to {
             Some(id) => {
                 let k = position(&order, h, id, "upTo")?;
                 if k < protected {
-                    return Err(CfError::invalid_argument(format!(
-                        "upTo: message {id:?} is in the protected head"
-                    )));
+                    return Err(CfError::invalid_argument(format!("upTo: message {id:?} is in the protected head")));
                 }
                 // The tail starts at the first message after `upTo` that may start one.
-                (k + 1..order.len())
-                    .find(|&s| can_start_tail(at(s)))
-                    .unwrap_or(order.len())
+                (k + 1..order.len()).find(|&s| can_start_tail(at(s))).unwrap_or(order.len())
             }
             None => {
                 let seq: Vec<_> = order[protected..].iter().map(|&i| &entries[i]).collect();
@@ -145,26 +127,17 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
         (protected, end, hidden_from)
     };
     let summarized: Vec<&Message> = (start..end).map(|k| &at(k).msg).collect();
-    if summarized
-        .iter()
-        .all(|m| m.compaction().is_some() || m.is_summary())
-    {
+    if summarized.iter().all(|m| m.compaction().is_some() || m.is_summary()) {
         return Ok(None);
     }
     let tail_start_id = (opts.from.is_none() && end < order.len()).then(|| at(end).msg.id.clone());
 
     // A cut inside a turn: the turn's beginning is summarized apart.
     let turn_start = (tail_start_id.is_some() && !at(end).msg.is_user())
-        .then(|| {
-            (start..end)
-                .rev()
-                .find(|&k| at(k).msg.is_user() && at(k).msg.compaction().is_none())
-        })
+        .then(|| (start..end).rev().find(|&k| at(k).msg.is_user() && at(k).msg.compaction().is_none()))
         .flatten();
     let blocks = |range: std::ops::Range<usize>| -> Vec<String> {
-        range
-            .filter_map(|k| serialize_message(&at(k).msg))
-            .collect()
+        range.filter_map(|k| serialize_message(&at(k).msg)).collect()
     };
     let (transcript, turn_prefix) = match turn_start {
         Some(t) => (blocks(start..t), blocks(t..end)),
@@ -173,26 +146,17 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
 
     // The newest summary among what is summarized is updated in place; its files carry over.
     let previous = summarized.iter().rev().find(|m| m.is_completed_summary());
-    let previous_request = previous
-        .and_then(|s| s.parent_id.as_deref())
-        .and_then(|id| h.get(id));
+    let previous_request = previous.and_then(|s| s.parent_id.as_deref()).and_then(|id| h.get(id));
     let mut files = FileOps::default();
-    if let Some(Part::Compaction(c)) = previous_request.and_then(|r| {
-        r.msg
-            .parts
-            .iter()
-            .find(|p| matches!(p, Part::Compaction(_)))
-    }) {
+    if let Some(Part::Compaction(c)) =
+        previous_request.and_then(|r| r.msg.parts.iter().find(|p| matches!(p, Part::Compaction(_))))
+    {
         let list = |key: &str| -> Vec<String> {
             c.extra
                 .get("files")
                 .and_then(|f| f.get(key))
                 .and_then(|v| v.as_array())
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|s| s.as_str().map(str::to_string))
-                        .collect()
-                })
+                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
                 .unwrap_or_default()
         };
         files.merge(list("read"), list("modified"));

@@ -10,34 +10,23 @@ fn msg(v: Value) -> Message {
 }
 
 fn user(id: &str, text: &str) -> Message {
-    msg(
-        json!({"id": id, "role": "user", "parts": [{"type": "text", "id": format!("{id}-t"), "text": text}]}),
-    )
+    msg(json!({"id": id, "role": "user", "parts": [{"type": "text", "id": format!("{id}-t"), "text": text}]}))
 }
 
 fn edit(id: &str, path: &str, size: usize) -> Message {
-    msg(
-        json!({"id": id, "role": "assistant", "finish": "tool-calls", "parts": [
-            {"type": "tool", "id": format!("{id}-e"), "callID": format!("{id}-c"), "tool": "edit",
-             "state": {"status": "completed", "input": {"filePath": path}, "output": "ok ".repeat(size)}}
-        ]}),
-    )
+    msg(json!({"id": id, "role": "assistant", "finish": "tool-calls", "parts": [
+        {"type": "tool", "id": format!("{id}-e"), "callID": format!("{id}-c"), "tool": "edit",
+         "state": {"status": "completed", "input": {"filePath": path}, "output": "ok ".repeat(size)}}
+    ]}))
 }
 
 fn session(msgs: Vec<Message>, budget: u64) -> History {
     let opts = SessionOptions {
         model: ModelInfo {
-            limit: ModelLimit {
-                context: 200_000,
-                input: None,
-                output: Some(8_000),
-            },
+            limit: ModelLimit { context: 200_000, input: None, output: Some(8_000) },
             ..Default::default()
         },
-        compaction: CompactionConfig {
-            preserve_recent_tokens: Some(budget),
-            ..Default::default()
-        },
+        compaction: CompactionConfig { preserve_recent_tokens: Some(budget), ..Default::default() },
         tokenizer: Some("estimate".into()),
     };
     History::from_messages(msgs, opts, &|| false).unwrap()
@@ -48,28 +37,20 @@ fn ids(h: &History) -> Vec<String> {
 }
 
 fn summary(text: &str) -> SummaryInput {
-    SummaryInput {
-        text: text.into(),
-        ..Default::default()
-    }
+    SummaryInput { text: text.into(), ..Default::default() }
 }
 
 #[test]
 fn prepares_and_applies_a_compaction_that_keeps_the_tail() {
-    let mut msgs = vec![msg(
-        json!({"id": "sys", "role": "system", "parts": [{"type": "text", "id": "s", "text": "rules"}]}),
-    )];
+    let mut msgs =
+        vec![msg(json!({"id": "sys", "role": "system", "parts": [{"type": "text", "id": "s", "text": "rules"}]}))];
     for i in 0..6 {
         msgs.push(user(&format!("u{i}"), &format!("step {i}")));
         msgs.push(edit(&format!("a{i}"), &format!("src/f{i}.rs"), 300));
     }
     let mut h = session(msgs, 700);
     let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
-    assert_eq!(
-        plan.hidden_from_id.as_deref(),
-        Some("u0"),
-        "the leading system message is kept"
-    );
+    assert_eq!(plan.hidden_from_id.as_deref(), Some("u0"), "the leading system message is kept");
     let tail = plan.tail_start_id.clone().unwrap();
     assert!(plan.summarized_ids.first().is_some_and(|id| id == "u0"));
     assert!(!plan.summarized_ids.contains(&tail));
@@ -81,92 +62,46 @@ fn prepares_and_applies_a_compaction_that_keeps_the_tail() {
     assert_eq!(h.len(), before + 2);
     let visible = ids(&h);
     let tail_at = visible.iter().position(|id| *id == tail).unwrap();
-    assert_eq!(
-        &visible[..3],
-        ["sys".to_string(), request.id.clone(), answer.id.clone()]
-    );
+    assert_eq!(&visible[..3], ["sys".to_string(), request.id.clone(), answer.id.clone()]);
     assert_eq!(tail_at, 3);
     assert!(h.usage().tokens < plan.tokens_before);
 
     // A second compaction updates the first summary in place and carries its files over.
     for i in 6..9 {
-        h.append(user(&format!("u{i}"), &format!("step {i}")))
-            .unwrap();
-        h.append(edit(&format!("a{i}"), &format!("src/g{i}.rs"), 300))
-            .unwrap();
+        h.append(user(&format!("u{i}"), &format!("step {i}"))).unwrap();
+        h.append(edit(&format!("a{i}"), &format!("src/g{i}.rs"), 300)).unwrap();
     }
     let second = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
     assert_eq!(second.previous_summary.as_deref(), Some("## Goal\nship it"));
     assert!(second.modified_files.contains(&"src/f0.rs".to_string()));
     assert!(second.modified_files.contains(&"src/g6.rs".to_string()));
-    assert!(
-        second.transcript.iter().all(|b| !b.contains("ship it")),
-        "the old summary is not re-serialized"
-    );
+    assert!(second.transcript.iter().all(|b| !b.contains("ship it")), "the old summary is not re-serialized");
     apply(&mut h, &second, summary("## Goal\nship it, v2")).unwrap();
     let visible = ids(&h);
     assert_eq!(visible[0], "sys");
-    assert!(
-        !visible.contains(&request.id),
-        "the first compaction is absorbed"
-    );
+    assert!(!visible.contains(&request.id), "the first compaction is absorbed");
 }
 
 #[test]
 fn partial_compaction_up_to_and_from() {
-    let msgs: Vec<Message> = (0..4)
-        .flat_map(|i| {
-            [
-                user(&format!("u{i}"), "x"),
-                edit(&format!("a{i}"), "f.rs", 10),
-            ]
-        })
-        .collect();
+    let msgs: Vec<Message> =
+        (0..4).flat_map(|i| [user(&format!("u{i}"), "x"), edit(&format!("a{i}"), "f.rs", 10)]).collect();
     let mut h = session(msgs.clone(), 100_000);
-    let plan = prepare(
-        &h,
-        &PrepareOptions {
-            up_to: Some("a1".into()),
-            ..Default::default()
-        },
-    )
-    .unwrap()
-    .unwrap();
+    let plan = prepare(&h, &PrepareOptions { up_to: Some("a1".into()), ..Default::default() }).unwrap().unwrap();
     assert_eq!(plan.summarized_ids, ["u0", "a0", "u1", "a1"]);
     assert_eq!(plan.tail_start_id.as_deref(), Some("u2"));
     apply(&mut h, &plan, summary("first half")).unwrap();
     assert_eq!(&ids(&h)[2..], ["u2", "a2", "u3", "a3"]);
 
     let mut h = session(msgs, 100_000);
-    let plan = prepare(
-        &h,
-        &PrepareOptions {
-            from: Some("u2".into()),
-            ..Default::default()
-        },
-    )
-    .unwrap()
-    .unwrap();
+    let plan = prepare(&h, &PrepareOptions { from: Some("u2".into()), ..Default::default() }).unwrap().unwrap();
     assert_eq!(plan.summarized_ids, ["u2", "a2", "u3", "a3"]);
-    assert_eq!(
-        (
-            plan.tail_start_id.as_deref(),
-            plan.hidden_from_id.as_deref()
-        ),
-        (None, Some("u2"))
-    );
+    assert_eq!((plan.tail_start_id.as_deref(), plan.hidden_from_id.as_deref()), (None, Some("u2")));
     apply(&mut h, &plan, summary("second half")).unwrap();
     assert_eq!(&ids(&h)[..4], ["u0", "a0", "u1", "a1"]);
     assert_eq!(ids(&h).len(), 6);
 
-    let err = prepare(
-        &h,
-        &PrepareOptions {
-            up_to: Some("nope".into()),
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = prepare(&h, &PrepareOptions { up_to: Some("nope".into()), ..Default::default() }).unwrap_err();
     assert_eq!(err.code, crate::error::Code::InvalidArgument);
 }
 
@@ -189,57 +124,29 @@ fn a_turn_split_by_the_cut_is_summarized_apart() {
 
 #[test]
 fn protected_turns_stay_and_nothing_to_summarize_is_none() {
-    let msgs: Vec<Message> = (0..4)
-        .flat_map(|i| {
-            [
-                user(&format!("u{i}"), "x"),
-                edit(&format!("a{i}"), "f.rs", 400),
-            ]
-        })
-        .collect();
+    let msgs: Vec<Message> =
+        (0..4).flat_map(|i| [user(&format!("u{i}"), "x"), edit(&format!("a{i}"), "f.rs", 400)]).collect();
     let mut h = session(msgs, 10);
-    let plan = prepare(
-        &h,
-        &PrepareOptions {
-            protect_first_turns: 1,
-            ..Default::default()
-        },
-    )
-    .unwrap()
-    .unwrap();
+    let plan = prepare(&h, &PrepareOptions { protect_first_turns: 1, ..Default::default() }).unwrap().unwrap();
     assert_eq!(plan.hidden_from_id.as_deref(), Some("u1"));
     apply(&mut h, &plan, summary("s")).unwrap();
     assert_eq!(&ids(&h)[..2], ["u0", "a0"]);
     // A single turn cannot keep a tail (it would keep everything): all of it is summarized.
     let h = session(vec![user("u0", "hi")], 10_000);
     let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
-    assert_eq!(
-        (plan.summarized_ids, plan.tail_start_id),
-        (vec!["u0".to_string()], None)
-    );
+    assert_eq!((plan.summarized_ids, plan.tail_start_id), (vec!["u0".to_string()], None));
     let empty = session(vec![], 10);
-    assert!(prepare(&empty, &PrepareOptions::default())
-        .unwrap()
-        .is_none());
+    assert!(prepare(&empty, &PrepareOptions::default()).unwrap().is_none());
 }
 
 #[test]
 fn apply_rejects_empty_summaries_and_stale_plans_without_changing_anything() {
-    let msgs: Vec<Message> = (0..3)
-        .flat_map(|i| {
-            [
-                user(&format!("u{i}"), "x"),
-                edit(&format!("a{i}"), "f.rs", 400),
-            ]
-        })
-        .collect();
+    let msgs: Vec<Message> =
+        (0..3).flat_map(|i| [user(&format!("u{i}"), "x"), edit(&format!("a{i}"), "f.rs", 400)]).collect();
     let mut h = session(msgs, 10);
     let mut plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
     assert!(apply(&mut h, &plan, summary("  ")).is_err());
     plan.tail_start_id = Some("gone".into());
-    assert_eq!(
-        apply(&mut h, &plan, summary("s")).unwrap_err().code,
-        crate::error::Code::NotFound
-    );
+    assert_eq!(apply(&mut h, &plan, summary("s")).unwrap_err().code, crate::error::Code::NotFound);
     assert_eq!(h.len(), 6);
 }

@@ -104,11 +104,7 @@ struct CallIds(HashMap<String, u32>);
 
 impl CallIds {
     fn unique(&mut self, part: &ToolPart) -> String {
-        let base = if part.call_id.is_empty() {
-            &part.id
-        } else {
-            &part.call_id
-        };
+        let base = if part.call_id.is_empty() { &part.id } else { &part.call_id };
         let mut n = match self.0.get_mut(base.as_str()) {
             None => {
                 self.0.insert(base.clone(), 0);
@@ -156,28 +152,17 @@ fn system(m: &Message, out: &mut Vec<ModelMessage<'_>>) {
         })
         .collect();
     if !text.is_empty() {
-        out.push(ModelMessage::System {
-            content: text.join("\n"),
-        });
+        out.push(ModelMessage::System { content: text.join("\n") });
     }
 }
 
 fn file<'a>(f: &'a FilePart, opts: &ConvertOptions) -> UserContent<'a> {
     if opts.strip_media && is_media(&f.mime) {
-        UserContent::Text {
-            text: Cow::Owned(markers::attached(&f.mime, f.display_name())),
-        }
+        UserContent::Text { text: Cow::Owned(markers::attached(&f.mime, f.display_name())) }
     } else if f.mime.starts_with("image/") {
-        UserContent::Image {
-            image: &f.url,
-            media_type: &f.mime,
-        }
+        UserContent::Image { image: &f.url, media_type: &f.mime }
     } else {
-        UserContent::File {
-            data: &f.url,
-            media_type: &f.mime,
-            filename: f.filename.as_deref(),
-        }
+        UserContent::File { data: &f.url, media_type: &f.mime, filename: f.filename.as_deref() }
     }
 }
 
@@ -186,13 +171,9 @@ fn user<'a>(m: &'a Message, opts: &ConvertOptions, out: &mut Vec<ModelMessage<'a
         .parts
         .iter()
         .filter_map(|p| match p {
-            Part::Text(t) if !t.text.is_empty() => Some(UserContent::Text {
-                text: Cow::Borrowed(&t.text),
-            }),
+            Part::Text(t) if !t.text.is_empty() => Some(UserContent::Text { text: Cow::Borrowed(&t.text) }),
             Part::File(f) => Some(file(f, opts)),
-            Part::Compaction(_) => Some(UserContent::Text {
-                text: Cow::Borrowed(markers::COMPACTION_REQUEST),
-            }),
+            Part::Compaction(_) => Some(UserContent::Text { text: Cow::Borrowed(markers::COMPACTION_REQUEST) }),
             _ => None,
         })
         .collect();
@@ -207,56 +188,37 @@ fn sendable(m: &Message) -> bool {
     match &m.error {
         None => true,
         Some(e) => {
-            e.name == "MessageAbortedError"
-                && m.parts
-                    .iter()
-                    .any(|p| matches!(p, Part::Text(_) | Part::Tool(_)))
+            e.name == "MessageAbortedError" && m.parts.iter().any(|p| matches!(p, Part::Text(_) | Part::Tool(_)))
         }
     }
 }
 
-fn assistant<'a>(
-    m: &'a Message,
-    opts: &ConvertOptions,
-    ids: &mut CallIds,
-    out: &mut Vec<ModelMessage<'a>>,
-) {
+fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, ids: &mut CallIds, out: &mut Vec<ModelMessage<'a>>) {
     if !sendable(m) {
         return;
     }
     let mut calls: Vec<AssistantContent<'a>> = Vec::new();
     let mut results: Vec<ToolResult<'a>> = Vec::new();
-    let flush = |calls: &mut Vec<AssistantContent<'a>>,
-                 results: &mut Vec<ToolResult<'a>>,
-                 out: &mut Vec<ModelMessage<'a>>| {
-        if !calls.is_empty() {
-            out.push(ModelMessage::Assistant {
-                content: std::mem::take(calls),
-            });
-        }
-        if !results.is_empty() {
-            out.push(ModelMessage::Tool {
-                content: std::mem::take(results),
-            });
-        }
-    };
+    let flush =
+        |calls: &mut Vec<AssistantContent<'a>>, results: &mut Vec<ToolResult<'a>>, out: &mut Vec<ModelMessage<'a>>| {
+            if !calls.is_empty() {
+                out.push(ModelMessage::Assistant { content: std::mem::take(calls) });
+            }
+            if !results.is_empty() {
+                out.push(ModelMessage::Tool { content: std::mem::take(results) });
+            }
+        };
     for p in &m.parts {
         let content = match p {
             Part::Text(t) if !t.text.is_empty() => AssistantContent::Text { text: &t.text },
-            Part::Reasoning(r) if !r.text.is_empty() => {
-                AssistantContent::Reasoning { text: &r.text }
-            }
+            Part::Reasoning(r) if !r.text.is_empty() => AssistantContent::Reasoning { text: &r.text },
             Part::Tool(t) => {
                 let id = ids.unique(t);
                 let input = match t.state.input() {
                     Value::Null => Cow::Owned(Value::Object(Default::default())),
                     v => Cow::Borrowed(v),
                 };
-                calls.push(AssistantContent::ToolCall {
-                    tool_call_id: id.clone(),
-                    tool_name: &t.tool,
-                    input,
-                });
+                calls.push(AssistantContent::ToolCall { tool_call_id: id.clone(), tool_name: &t.tool, input });
                 results.push(ToolResult {
                     kind: "tool-result",
                     tool_call_id: id,
@@ -278,44 +240,25 @@ fn assistant<'a>(
 
 fn tool_output<'a>(t: &'a ToolPart, opts: &ConvertOptions) -> ToolOutput<'a> {
     match &t.state {
-        ToolState::Pending { .. } | ToolState::Running { .. } => ToolOutput::ErrorText {
-            value: Cow::Borrowed(markers::INTERRUPTED),
-        },
-        ToolState::Error { error, .. } => ToolOutput::ErrorText {
-            value: Cow::Borrowed(error),
-        },
-        ToolState::Completed {
-            compacted_at: Some(_),
-            ..
-        } => ToolOutput::Text {
-            value: Cow::Borrowed(markers::PRUNED),
-        },
-        ToolState::Completed {
-            output,
-            attachments,
-            ..
-        } => {
+        ToolState::Pending { .. } | ToolState::Running { .. } => {
+            ToolOutput::ErrorText { value: Cow::Borrowed(markers::INTERRUPTED) }
+        }
+        ToolState::Error { error, .. } => ToolOutput::ErrorText { value: Cow::Borrowed(error) },
+        ToolState::Completed { compacted_at: Some(_), .. } => {
+            ToolOutput::Text { value: Cow::Borrowed(markers::PRUNED) }
+        }
+        ToolState::Completed { output, attachments, .. } => {
             let mut text = match opts.tool_output_max_chars {
                 Some(max) => keep_head_and_tail(output, max),
                 None => Cow::Borrowed(output.as_str()),
             };
             let mut media = Vec::new();
             for a in attachments.iter().flatten() {
-                match a
-                    .url
-                    .strip_prefix("data:")
-                    .and_then(|rest| rest.split_once(";base64,"))
-                {
+                match a.url.strip_prefix("data:").and_then(|rest| rest.split_once(";base64,")) {
                     Some((_, data)) if !opts.strip_media || !is_media(&a.mime) => {
-                        media.push(ContentItem::Media {
-                            data,
-                            media_type: &a.mime,
-                        });
+                        media.push(ContentItem::Media { data, media_type: &a.mime });
                     }
-                    _ => text.to_mut().push_str(&format!(
-                        "\n{}",
-                        markers::attached(&a.mime, a.display_name())
-                    )),
+                    _ => text.to_mut().push_str(&format!("\n{}", markers::attached(&a.mime, a.display_name()))),
                 }
             }
             if media.is_empty() {
@@ -335,12 +278,7 @@ mod tests {
     use serde_json::json;
 
     fn convert(msgs: Value, opts: &ConvertOptions) -> Value {
-        let msgs: Vec<Message> = msgs
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|m| parse_message(m.clone()).unwrap())
-            .collect();
+        let msgs: Vec<Message> = msgs.as_array().unwrap().iter().map(|m| parse_message(m.clone()).unwrap()).collect();
         serde_json::to_value(to_model_messages(&msgs, opts)).unwrap()
     }
 
@@ -367,10 +305,7 @@ mod tests {
                     {"type": "text", "id": "j", "text": "done"}
                 ]}
             ]),
-            &ConvertOptions {
-                strip_media: false,
-                tool_output_max_chars: Some(4),
-            },
+            &ConvertOptions { strip_media: false, tool_output_max_chars: Some(4) },
         );
         assert_eq!(
             out,
@@ -413,10 +348,7 @@ mod tests {
                         "attachments": [{"id": "q", "mime": "image/jpeg", "url": "data:image/jpeg;base64,BBBB"}]}))
                 ]}
             ]),
-            &ConvertOptions {
-                strip_media: true,
-                tool_output_max_chars: None,
-            },
+            &ConvertOptions { strip_media: true, tool_output_max_chars: None },
         );
         assert_eq!(
             out[0],
@@ -431,10 +363,7 @@ mod tests {
             json!({"type": "text", "value": "[Old tool result content cleared]"})
         );
         assert_eq!(out[2]["content"][1]["toolCallId"], json!("c1_1"));
-        assert_eq!(
-            out[2]["content"][1]["output"]["value"],
-            json!("shot\n[Attached image/jpeg: file]")
-        );
+        assert_eq!(out[2]["content"][1]["output"]["value"], json!("shot\n[Attached image/jpeg: file]"));
     }
 
     #[test]

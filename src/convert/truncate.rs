@@ -17,10 +17,7 @@ pub fn keep_head_and_tail(text: &str, max_chars: usize) -> Cow<'_, str> {
     let head = max_chars - max_chars / 2;
     let tail = max_chars / 2;
     let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
-    let tail_start = text
-        .char_indices()
-        .nth_back(tail.saturating_sub(1))
-        .map_or(text.len(), |(i, _)| i);
+    let tail_start = text.char_indices().nth_back(tail.saturating_sub(1)).map_or(text.len(), |(i, _)| i);
     let tail_str = if tail == 0 { "" } else { &text[tail_start..] };
     let mut out = String::with_capacity(head_end + tail_str.len() + 40);
     out.push_str(&text[..head_end]);
@@ -37,21 +34,9 @@ mod tests {
     fn keeps_short_text_and_cuts_the_middle_of_long_text() {
         assert_eq!(keep_head_and_tail("abc", 3), "abc");
         assert_eq!(keep_head_and_tail("héllo", 5), "héllo");
-        assert_eq!(
-            keep_head_and_tail("abcdefghij", 4),
-            "ab\n[... omitted 6 chars ...]\nij"
-        );
-        assert_eq!(
-            keep_head_and_tail("abcdefghij", 1),
-            "a\n[... omitted 9 chars ...]\n"
-        );
-        assert_eq!(
-            keep_head_and_tail("日本語のテキスト", 3),
-            "日本\n[... omitted 5 chars ...]\nト"
-        );
-        assert_eq!(
-            keep_head_and_tail("abc", 0),
-            "\n[... omitted 3 chars ...]\n"
-        );
+        assert_eq!(keep_head_and_tail("abcdefghij", 4), "ab\n[... omitted 6 chars ...]\nij");
+        assert_eq!(keep_head_and_tail("abcdefghij", 1), "a\n[... omitted 9 chars ...]\n");
+        assert_eq!(keep_head_and_tail("日本語のテキスト", 3), "日本\n[... omitted 5 chars ...]\nト");
+        assert_eq!(keep_head_and_tail("abc", 0), "\n[... omitted 3 chars ...]\n");
     }
 }

@@ -41,29 +41,13 @@ pub struct Usage {
     pub input: u64,
     #[serde(deserialize_with = "count")]
     pub output: u64,
-    #[serde(
-        default,
-        deserialize_with = "opt_count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "opt_count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
     pub cache_read: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "opt_count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
     pub cache_write: Option<u64>,
-    #[serde(
-        default,
-        deserialize_with = "opt_count",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "opt_count", skip_serializing_if = "Option::is_none")]
     pub total: Option<u64>,
 }
 
@@ -72,12 +56,7 @@ impl Usage {
     pub fn context_tokens(&self) -> u64 {
         match self.total {
             Some(t) if t > 0 => t,
-            _ => {
-                self.input
-                    + self.output
-                    + self.cache_read.unwrap_or(0)
-                    + self.cache_write.unwrap_or(0)
-            }
+            _ => self.input + self.output + self.cache_read.unwrap_or(0) + self.cache_write.unwrap_or(0),
         }
     }
 
@@ -91,9 +70,7 @@ impl Usage {
 fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     let n = f64::deserialize(d)?;
     if !n.is_finite() || n < 0.0 {
-        return Err(serde::de::Error::custom(format!(
-            "token count must be a finite number >= 0, got {n}"
-        )));
+        return Err(serde::de::Error::custom(format!("token count must be a finite number >= 0, got {n}")));
     }
     Ok(n.round() as u64)
 }
@@ -173,8 +150,8 @@ impl Message {
 
     /// Tool parts whose calls never got an answer.
     pub fn has_open_tool_calls(&self) -> bool {
-        self.parts.iter().any(|p| {
-            matches!(p, Part::Tool(t) if matches!(t.state, ToolState::Pending { .. } | ToolState::Running { .. }))
-        })
+        self.parts.iter().any(
+            |p| matches!(p, Part::Tool(t) if matches!(t.state, ToolState::Pending { .. } | ToolState::Running { .. })),
+        )
     }
 }

@@ -14,10 +14,7 @@ pub fn parse_message(value: Value) -> Result<Message> {
         _ => "message (without id)".to_string(),
     };
     if !value.is_object() {
-        return Err(CfError::invalid_message(format!(
-            "{label}: expected an object, got {}",
-            kind(&value)
-        )));
+        return Err(CfError::invalid_message(format!("{label}: expected an object, got {}", kind(&value))));
     }
     let message: Message = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
@@ -32,21 +29,15 @@ pub fn parse_message(value: Value) -> Result<Message> {
         CfError::invalid_message(text)
     })?;
     if message.id.is_empty() {
-        return Err(CfError::invalid_message(format!(
-            "{label}: id: must not be empty"
-        )));
+        return Err(CfError::invalid_message(format!("{label}: id: must not be empty")));
     }
     for (i, part) in message.parts.iter().enumerate() {
         if part.id().is_empty() {
-            return Err(CfError::invalid_message(format!(
-                "{label}: parts[{i}].id: must be a non-empty string"
-            )));
+            return Err(CfError::invalid_message(format!("{label}: parts[{i}].id: must be a non-empty string")));
         }
         if let Part::File(f) = part {
             if f.url.is_empty() {
-                return Err(CfError::invalid_message(format!(
-                    "{label}: parts[{i}].url: must not be empty"
-                )));
+                return Err(CfError::invalid_message(format!("{label}: parts[{i}].url: must not be empty")));
             }
         }
     }
@@ -75,9 +66,7 @@ pub(super) fn parse_part(value: Value) -> std::result::Result<Part, String> {
         Some(other) => return Err(format!(".type: expected a string, got {}", kind(other))),
         None => return Err(".type: missing field `type`".to_string()),
     };
-    fn typed<T: serde::de::DeserializeOwned>(
-        map: serde_json::Map<String, Value>,
-    ) -> std::result::Result<T, String> {
+    fn typed<T: serde::de::DeserializeOwned>(map: serde_json::Map<String, Value>) -> std::result::Result<T, String> {
         serde_path_to_error::deserialize(Value::Object(map)).map_err(|e| {
             let path = e.path().to_string();
             if path == "." {
@@ -87,10 +76,7 @@ pub(super) fn parse_part(value: Value) -> std::result::Result<Part, String> {
             }
         })
     }
-    let known = matches!(
-        ty.as_str(),
-        "text" | "reasoning" | "tool" | "file" | "compaction"
-    );
+    let known = matches!(ty.as_str(), "text" | "reasoning" | "tool" | "file" | "compaction");
     if known {
         map.remove("type");
     }
@@ -140,34 +126,21 @@ mod tests {
 
     #[test]
     fn errors_name_the_message_and_the_path() {
-        assert_eq!(
-            err(json!({"role": "user", "parts": []})),
-            "message (without id): missing field `id`"
-        );
+        assert_eq!(err(json!({"role": "user", "parts": []})), "message (without id): missing field `id`");
         let e = err(json!({"id": "m1", "role": "user", "parts": [
             {"type": "text", "id": "a", "text": "x"},
             {"type": "tool", "id": "b", "callID": "c", "tool": "t", "state": {"status": "completed", "input": {}}}
         ]}));
         assert!(e.starts_with("message \"m1\": parts[1].state"), "{e}");
         assert!(e.contains("output"), "{e}");
-        let e = err(
-            json!({"id": "m1", "role": "user", "parts": [{"type": "file", "id": "f", "mime": "image/png"}]}),
-        );
+        let e = err(json!({"id": "m1", "role": "user", "parts": [{"type": "file", "id": "f", "mime": "image/png"}]}));
         assert_eq!(e, "message \"m1\": parts[0]: missing field `url`");
         let e = err(json!({"id": "m1", "role": "user", "parts": [{"type": "text", "text": "x"}]}));
         assert_eq!(e, "message \"m1\": parts[0]: missing field `id`");
         let e = err(json!({"id": "m1", "role": "robot", "parts": []}));
-        assert!(
-            e.starts_with("message \"m1\": role: unknown variant `robot`"),
-            "{e}"
-        );
-        let e = err(
-            json!({"id": "m1", "role": "assistant", "parts": [], "tokens": {"input": -1, "output": 0}}),
-        );
-        assert!(
-            e.starts_with("message \"m1\": tokens.input: token count must be"),
-            "{e}"
-        );
+        assert!(e.starts_with("message \"m1\": role: unknown variant `robot`"), "{e}");
+        let e = err(json!({"id": "m1", "role": "assistant", "parts": [], "tokens": {"input": -1, "output": 0}}));
+        assert!(e.starts_with("message \"m1\": tokens.input: token count must be"), "{e}");
         let e = err(json!({"id": "", "role": "user", "parts": []}));
         assert_eq!(e, "message (without id): id: must not be empty");
         assert!(err(json!(3)).contains("expected an object"));

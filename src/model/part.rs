@@ -44,18 +44,10 @@ pub struct CompactionPart {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub overflow: Option<bool>,
     /// The hidden range starts here (default: the start of the session).
-    #[serde(
-        rename = "hiddenFromID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "hiddenFromID", default, skip_serializing_if = "Option::is_none")]
     pub hidden_from_id: Option<String>,
     /// The hidden range ends before this message (default: the compaction request itself).
-    #[serde(
-        rename = "tailStartID",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(rename = "tailStartID", default, skip_serializing_if = "Option::is_none")]
     pub tail_start_id: Option<String>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
@@ -83,11 +75,7 @@ pub enum ToolState {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
         /// The prune mark (epoch ms): the output is kept but reads as cleared.
-        #[serde(
-            rename = "compactedAt",
-            default,
-            skip_serializing_if = "Option::is_none"
-        )]
+        #[serde(rename = "compactedAt", default, skip_serializing_if = "Option::is_none")]
         compacted_at: Option<f64>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         attachments: Option<Vec<FilePart>>,
@@ -127,13 +115,7 @@ pub struct ToolPart {
 
 impl ToolPart {
     pub fn is_pruned(&self) -> bool {
-        matches!(
-            self.state,
-            ToolState::Completed {
-                compacted_at: Some(_),
-                ..
-            }
-        )
+        matches!(self.state, ToolState::Completed { compacted_at: Some(_), .. })
     }
 }
 

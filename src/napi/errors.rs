@@ -27,10 +27,7 @@ fn panic_error(panic: Box<dyn std::any::Any + Send>) -> CfError {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "unknown panic".to_string());
-    CfError::new(
-        Code::Internal,
-        format!("internal error (please report): {what}"),
-    )
+    CfError::new(Code::Internal, format!("internal error (please report): {what}"))
 }
 
 /// Runs `f`, turning a panic into a `CF_INTERNAL` error so it never takes the process down.
@@ -46,8 +43,7 @@ pub fn guard<T>(f: impl FnOnce() -> crate::error::Result<T>) -> JsResult<T> {
 /// Builds the JS error object for an async rejection (`AbortError` for aborts).
 pub fn js_error(env: &Env, e: &CfError) -> napi::Error {
     let build = || -> Result<napi::Error> {
-        let mut obj =
-            env.create_error(napi::Error::new(Status::GenericFailure, e.message.clone()))?;
+        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, e.message.clone()))?;
         obj.set_named_property("code", e.code.as_str())?;
         if e.code == Code::Aborted {
             obj.set_named_property("name", "AbortError")?;

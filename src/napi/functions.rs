@@ -4,31 +4,31 @@
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde::Deserialize;
-use serde_json::Value;
 
-use super::errors::{guard, js_err, JsResult as Result};
+use super::errors::{guard, JsResult as Result};
 use super::objects::{PruneResult, Selection, TailStart, Turn};
 use super::tasks::{AbortFlag, CountTask};
-use super::value::{self, to_js, ConvertArgs};
+use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
 use crate::convert::to_model_messages as convert;
 use crate::error::Result as CoreResult;
 use crate::model::{Message, Usage};
-use crate::policy::{self, parse_options, CompactionConfig, ModelInfo};
+use crate::policy::{self, CompactionConfig, ModelInfo};
 use crate::session::{History, SessionOptions};
 use crate::tokens::{count_tokens as count, estimate_tokens as estimate, Encoding};
 
 fn history(
-    messages: Vec<Value>,
-    compaction: Option<Value>,
-    model: Option<Value>,
-    tokenizer: Option<String>,
+    messages: JsonList,
+    compaction: Option<Json>,
+    model: Option<Json>,
+    tokenizer: Option<Text>,
 ) -> CoreResult<History> {
+    let tokenizer = tokenizer.map(|t| t.get("tokenizer")).transpose()?;
     let opts = SessionOptions {
         model: value::optional("model", model)?,
         compaction: value::optional("cfg", compaction)?,
         tokenizer,
     };
-    History::from_messages(value::messages(messages)?, opts, &|| false)
+    History::from_messages(messages.messages()?, opts, &|| false)
 }
 
 /// Converts messages (as they are: pass `filterCompacted` output for a compacted history) to AI
@@ -36,12 +36,12 @@ fn history(
 #[napi(ts_return_type = "ModelMessage[]")]
 pub fn to_model_messages<'env>(
     env: &'env Env,
-    #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
-    #[napi(ts_arg_type = "ConvertOptions")] options: Option<Value>,
+    #[napi(ts_arg_type = "Message[]")] messages: JsonList,
+    #[napi(ts_arg_type = "ConvertOptions")] options: Option<Json>,
 ) -> Result<Unknown<'env>> {
     guard(|| {
         let opts = value::optional::<ConvertArgs>("options", options)?.over(Default::default());
-        let msgs = value::messages(messages)?;
+        let msgs = messages.messages()?;
         to_js(env, &convert(&msgs, &opts))
     })
 }
@@ -51,10 +51,10 @@ pub fn to_model_messages<'env>(
 #[napi(ts_return_type = "Message[]")]
 pub fn filter_compacted<'env>(
     env: &'env Env,
-    #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
+    #[napi(ts_arg_type = "Message[]")] messages: JsonList,
 ) -> Result<Unknown<'env>> {
     guard(|| {
-        let h = history(messages, None, None, Some("estimate".into()))?;
+        let h = history(messages, None, None, Some(Text::from("estimate")))?;
         let visible: Vec<&Message> = h.visible().into_iter().map(|e| &e.msg).collect();
         to_js(env, &visible)
     })
@@ -63,32 +63,25 @@ pub fn filter_compacted<'env>(
 /// Which tool outputs a prune would clear; the caller sets `state.compactedAt` on them.
 #[napi]
 pub fn prune(
-    #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
-    #[napi(ts_arg_type = "CompactionConfig")] cfg: Option<Value>,
-    #[napi(ts_arg_type = "TokenizerName")] tokenizer: Option<String>,
+    #[napi(ts_arg_type = "Message[]")] messages: JsonList,
+    #[napi(ts_arg_type = "CompactionConfig")] cfg: Option<Json>,
+    #[napi(ts_arg_type = "TokenizerName")] tokenizer: Option<Text>,
 ) -> Result<PruneResult> {
     guard(|| {
-        let mut h = history(messages, cfg, None, tokenizer.or(Some("estimate".into())))?;
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0.0, |d| d.as_millis() as f64);
-        Ok(h.prune(now).into())
+        let tokenizer = Some(tokenizer.unwrap_or_else(|| Text::from("estimate")));
+        let mut h = history(messages, cfg, None, tokenizer)?;
+        Ok(h.prune().into())
     })
 }
 
 /// Turns of `messages`: one per user message that is not a compaction request.
 #[napi]
-pub fn turns(#[napi(ts_arg_type = "Message[]")] messages: Vec<Value>) -> Result<Vec<Turn>> {
+pub fn turns(#[napi(ts_arg_type = "Message[]")] messages: JsonList) -> Result<Vec<Turn>> {
     guard(|| {
-        let msgs = value::messages(messages)?;
-        let counter = crate::tokens::Counter {
-            tokenizer: crate::tokens::Tokenizer::Estimate,
-            image_tokens: 0,
-        };
-        let entries: Vec<crate::session::Entry> = msgs
-            .into_iter()
-            .map(|m| crate::session::Entry::new(m, &counter))
-            .collect();
+        let msgs = messages.messages()?;
+        let counter = crate::tokens::Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 0 };
+        let entries: Vec<crate::session::Entry> =
+            msgs.into_iter().map(|m| crate::session::Entry::new(m, &counter)).collect();
         let refs: Vec<&crate::session::Entry> = entries.iter().collect();
         Ok(policy::turns(&refs).into_iter().map(Turn::from).collect())
     })
@@ -97,10 +90,10 @@ pub fn turns(#[napi(ts_arg_type = "Message[]")] messages: Vec<Value>) -> Result<
 /// Where the verbatim tail starts in `messages` (pass `filterCompacted` output).
 #[napi]
 pub fn select(
-    #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
-    #[napi(ts_arg_type = "CompactionConfig")] cfg: Option<Value>,
-    #[napi(ts_arg_type = "ModelInfo")] model: Option<Value>,
-    #[napi(ts_arg_type = "TokenizerName")] tokenizer: Option<String>,
+    #[napi(ts_arg_type = "Message[]")] messages: JsonList,
+    #[napi(ts_arg_type = "CompactionConfig")] cfg: Option<Json>,
+    #[napi(ts_arg_type = "ModelInfo")] model: Option<Json>,
+    #[napi(ts_arg_type = "TokenizerName")] tokenizer: Option<Text>,
 ) -> Result<Selection> {
     guard(|| {
         let h = history(messages, cfg, model, tokenizer)?;
@@ -114,15 +107,17 @@ pub fn select(
 /// The largest suffix of `turn` that fits `budget` tokens and may start a tail, if any.
 #[napi]
 pub fn split_turn(
-    #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
-    turn: Turn,
-    budget: f64,
-    #[napi(ts_arg_type = "TokenizerName")] tokenizer: Option<String>,
+    #[napi(ts_arg_type = "Message[]")] messages: JsonList,
+    #[napi(ts_arg_type = "Turn")] turn: Json,
+    #[napi(ts_arg_type = "number")] budget: Json,
+    #[napi(ts_arg_type = "TokenizerName")] tokenizer: Option<Text>,
 ) -> Result<Option<TailStart>> {
     guard(|| {
         let h = history(messages, None, None, tokenizer)?;
         let entries: Vec<&crate::session::Entry> = h.entries().iter().collect();
-        let turn: crate::policy::Turn = turn.into();
+        let turn: TurnArg = turn.options("turn")?;
+        let turn = crate::policy::Turn { start: turn.start, end: turn.end, id: turn.id };
+        let budget: f64 = budget.options("budget")?;
         if turn.start >= turn.end || turn.end > entries.len() {
             return Err(crate::error::CfError::invalid_argument(format!(
                 "turn: start {} and end {} must satisfy start < end <= {}",
@@ -131,18 +126,18 @@ pub fn split_turn(
                 entries.len()
             )));
         }
-        let budget = if budget.is_finite() && budget > 0.0 {
-            budget as u64
-        } else {
-            0
-        };
-        Ok(
-            policy::split_turn(&entries, &turn, budget).map(|s| TailStart {
-                start: s as u32,
-                id: entries[s].msg.id.clone(),
-            }),
-        )
+        let budget = if budget.is_finite() && budget > 0.0 { budget as u64 } else { 0 };
+        Ok(policy::split_turn(&entries, &turn, budget)
+            .map(|s| TailStart { start: s as u32, id: entries[s].msg.id.clone() }))
     })
+}
+
+#[derive(Deserialize)]
+struct TurnArg {
+    start: usize,
+    end: usize,
+    #[serde(default)]
+    id: String,
 }
 
 #[derive(Deserialize)]
@@ -169,11 +164,9 @@ struct OverflowArgs {
 
 /// Tokens a context may hold before it overflows (0 when the window is unknown).
 #[napi]
-pub fn usable(
-    #[napi(ts_arg_type = "{ model: ModelInfo; cfg?: CompactionConfig }")] args: Value,
-) -> Result<f64> {
+pub fn usable(#[napi(ts_arg_type = "{ model: ModelInfo; cfg?: CompactionConfig }")] args: Json) -> Result<f64> {
     guard(|| {
-        let a: LimitArgs = parse_options("args", args)?;
+        let a: LimitArgs = args.options("args")?;
         Ok(policy::usable(&a.model, &a.cfg) as f64)
     })
 }
@@ -181,11 +174,10 @@ pub fn usable(
 /// True when `tokens` (a count or a provider `Usage`) reaches `usable`.
 #[napi]
 pub fn is_overflow(
-    #[napi(ts_arg_type = "{ tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }")]
-    args: Value,
+    #[napi(ts_arg_type = "{ tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }")] args: Json,
 ) -> Result<bool> {
     guard(|| {
-        let a: OverflowArgs = parse_options("args", args)?;
+        let a: OverflowArgs = args.options("args")?;
         let tokens = match a.tokens {
             TokensArg::Count(n) => n,
             TokensArg::Usage(u) => u.context_tokens(),
@@ -196,33 +188,31 @@ pub fn is_overflow(
 
 /// Tokenizer-free estimate, calibrated per character class (not chars/4).
 #[napi]
-pub fn estimate_tokens(text: String) -> Result<f64> {
-    guard(|| Ok(estimate(&text) as f64))
+pub fn estimate_tokens(#[napi(ts_arg_type = "string")] text: Text) -> Result<f64> {
+    guard(|| Ok(estimate(&text.get("text")?) as f64))
 }
 
 /// Exact OpenAI token count (`o200k` or `cl100k`).
 #[napi]
 pub fn count_tokens(
-    text: String,
-    #[napi(ts_arg_type = "'o200k' | 'cl100k'")] encoding: String,
+    #[napi(ts_arg_type = "string")] text: Text,
+    #[napi(ts_arg_type = "'o200k' | 'cl100k'")] encoding: Text,
 ) -> Result<f64> {
-    guard(|| Ok(count(&text, Encoding::parse(&encoding)?) as f64))
+    guard(|| Ok(count(&text.get("text")?, Encoding::parse(&encoding.get("encoding")?)?) as f64))
 }
 
 /// `countTokens` off the JS thread, for large text; abortable.
 #[napi(ts_return_type = "Promise<number>")]
 pub fn count_tokens_async(
     env: Env,
-    text: String,
-    #[napi(ts_arg_type = "'o200k' | 'cl100k'")] encoding: String,
-    #[napi(ts_arg_type = "AbortSignal")] signal: Option<Object>,
+    #[napi(ts_arg_type = "string")] text: Text,
+    #[napi(ts_arg_type = "'o200k' | 'cl100k'")] encoding: Text,
+    #[napi(ts_arg_type = "AbortSignal")] signal: Option<Unknown>,
 ) -> Result<AsyncTask<CountTask>> {
-    let encoding = Encoding::parse(&encoding).map_err(js_err)?;
-    let abort = AbortFlag::follow(&env, signal)
-        .map_err(|e| js_err(crate::error::CfError::invalid_argument(e.reason.clone())))?;
-    Ok(AsyncTask::new(CountTask {
-        text,
-        encoding,
-        abort,
-    }))
+    guard(|| {
+        let text = text.get("text")?;
+        let encoding = Encoding::parse(&encoding.get("encoding")?)?;
+        let abort = AbortFlag::follow(&env, signal)?;
+        Ok(AsyncTask::new(CountTask { text, encoding, abort }))
+    })
 }

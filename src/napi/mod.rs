@@ -4,6 +4,7 @@
 
 mod errors;
 mod functions;
+mod js_value;
 mod objects;
 mod session;
 mod tasks;

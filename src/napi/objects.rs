@@ -76,11 +76,7 @@ pub struct Selection {
 
 impl From<CoreSelection> for Selection {
     fn from(s: CoreSelection) -> Self {
-        Selection {
-            head_end: s.head_end as u32,
-            tail_start_id: s.tail_start_id,
-            tail_tokens: s.tail_tokens as f64,
-        }
+        Selection { head_end: s.head_end as u32, tail_start_id: s.tail_start_id, tail_tokens: s.tail_tokens as f64 }
     }
 }
 
@@ -96,21 +92,13 @@ pub struct Turn {
 
 impl From<CoreTurn> for Turn {
     fn from(t: CoreTurn) -> Self {
-        Turn {
-            start: t.start as u32,
-            end: t.end as u32,
-            id: t.id,
-        }
+        Turn { start: t.start as u32, end: t.end as u32, id: t.id }
     }
 }
 
 impl From<Turn> for CoreTurn {
     fn from(t: Turn) -> Self {
-        CoreTurn {
-            start: t.start as usize,
-            end: t.end as usize,
-            id: t.id,
-        }
+        CoreTurn { start: t.start as usize, end: t.end as usize, id: t.id }
     }
 }
 

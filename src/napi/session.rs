@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::errors::{guard, JsResult as Result};
 use super::objects::{ContextUsage, PruneResult, Selection, Turn};
 use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
-use super::value::{self, to_js, ConvertArgs};
+use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
 use crate::session::History;
 
@@ -20,17 +20,9 @@ pub struct Session {
     inner: Arc<RwLock<History>>,
 }
 
-fn now_ms() -> f64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0.0, |d| d.as_millis() as f64)
-}
-
 impl Session {
     pub fn wrap(inner: History) -> Session {
-        Session {
-            inner: Arc::new(RwLock::new(inner)),
-        }
+        Session { inner: Arc::new(RwLock::new(inner)) }
     }
 
     /// The history for reading. A panic caught while the lock was held cannot have left it half
@@ -47,29 +39,21 @@ impl Session {
 #[napi]
 impl Session {
     #[napi(constructor)]
-    pub fn new(#[napi(ts_arg_type = "SessionOptions")] options: Value) -> Result<Self> {
-        guard(|| {
-            Ok(Session::wrap(History::new(value::session_options(
-                options,
-            )?)?))
-        })
+    pub fn new(#[napi(ts_arg_type = "SessionOptions")] options: Json) -> Result<Self> {
+        guard(|| Ok(Session::wrap(History::new(value::session_options(options)?)?)))
     }
 
     /// A session holding `messages` (validated, counted on every core). Prefer
     /// `fromMessagesAsync` for long histories: it keeps the event loop free.
     #[napi(factory)]
     pub fn from_messages(
-        #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
-        #[napi(ts_arg_type = "SessionOptions")] options: Value,
+        #[napi(ts_arg_type = "Message[]")] messages: JsonList,
+        #[napi(ts_arg_type = "SessionOptions")] options: Json,
     ) -> Result<Self> {
         guard(|| {
             let opts = value::session_options(options)?;
-            let messages = value::messages(messages)?;
-            Ok(Session::wrap(History::from_messages(
-                messages,
-                opts,
-                &|| false,
-            )?))
+            let messages = messages.messages()?;
+            Ok(Session::wrap(History::from_messages(messages, opts, &|| false)?))
         })
     }
 
@@ -78,68 +62,52 @@ impl Session {
     #[napi(ts_return_type = "Promise<Session>")]
     pub fn from_messages_async(
         env: Env,
-        #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
-        #[napi(ts_arg_type = "SessionOptions")] options: Value,
-        #[napi(ts_arg_type = "AbortSignal")] signal: Option<Object>,
-    ) -> napi::Result<AsyncTask<FromMessagesTask>> {
-        let abort = AbortFlag::follow(&env, signal)?;
-        Ok(AsyncTask::new(FromMessagesTask {
-            messages: Some(messages),
-            options: Some(options),
-            abort,
-        }))
+        #[napi(ts_arg_type = "Message[]")] messages: JsonList,
+        #[napi(ts_arg_type = "SessionOptions")] options: Json,
+        #[napi(ts_arg_type = "AbortSignal")] signal: Option<Unknown>,
+    ) -> Result<AsyncTask<FromMessagesTask>> {
+        guard(|| {
+            let abort = AbortFlag::follow(&env, signal)?;
+            Ok(AsyncTask::new(FromMessagesTask { messages: Some(messages), options: Some(options), abort }))
+        })
     }
 
     /// Appends a message. A rejected message (`CF_INVALID_MESSAGE`, `CF_DUPLICATE_ID`) leaves the
     /// session exactly as it was.
     #[napi]
-    pub fn append(&mut self, #[napi(ts_arg_type = "Message")] message: Value) -> Result<()> {
-        guard(|| self.write().append(value::message(message)?))
+    pub fn append(&mut self, #[napi(ts_arg_type = "Message")] message: Json) -> Result<()> {
+        guard(|| self.write().append(message.message()?))
     }
 
     /// Replaces the message with the same id (`CF_NOT_FOUND` if there is none).
     #[napi]
-    pub fn update(&mut self, #[napi(ts_arg_type = "Message")] message: Value) -> Result<()> {
-        guard(|| self.write().update(value::message(message)?))
+    pub fn update(&mut self, #[napi(ts_arg_type = "Message")] message: Json) -> Result<()> {
+        guard(|| self.write().update(message.message()?))
     }
 
     /// Every message, hidden ones included, in arrival order.
     #[napi(ts_return_type = "Message[]")]
     pub fn messages<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        guard(|| {
-            to_js(
-                env,
-                &self
-                    .read()
-                    .entries()
-                    .iter()
-                    .map(|e| &e.msg)
-                    .collect::<Vec<_>>(),
-            )
-        })
+        guard(|| to_js(env, &self.read().entries().iter().map(|e| &e.msg).collect::<Vec<_>>()))
     }
 
     /// What the model sees (`filterCompacted`): the newest completed summary's request and
     /// summary, the kept tail, and everything after.
     #[napi(ts_return_type = "Message[]")]
     pub fn context<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        guard(|| {
-            to_js(
-                env,
-                &self
-                    .read()
-                    .visible()
-                    .into_iter()
-                    .map(|e| &e.msg)
-                    .collect::<Vec<_>>(),
-            )
-        })
+        guard(|| to_js(env, &self.read().visible().into_iter().map(|e| &e.msg).collect::<Vec<_>>()))
     }
 
     /// The message with this id, if any.
     #[napi(ts_return_type = "Message | undefined")]
-    pub fn get<'env>(&self, env: &'env Env, id: String) -> Result<Option<Unknown<'env>>> {
-        guard(|| self.read().get(&id).map(|e| to_js(env, &e.msg)).transpose())
+    pub fn get<'env>(&self, env: &'env Env, #[napi(ts_arg_type = "string")] id: Text) -> Result<Unknown<'env>> {
+        guard(|| {
+            let id = id.get("id")?;
+            match self.read().get(&id) {
+                Some(e) => to_js(env, &e.msg),
+                None => value::undefined(env),
+            }
+        })
     }
 
     /// Number of messages, hidden ones included.
@@ -164,7 +132,7 @@ impl Session {
     /// Clears old tool output (opencode's prune); idempotent.
     #[napi]
     pub fn prune(&mut self) -> Result<PruneResult> {
-        guard(|| Ok(self.write().prune(now_ms()).into()))
+        guard(|| Ok(self.write().prune().into()))
     }
 
     /// Turns of the context (indices into `context()`).
@@ -184,7 +152,7 @@ impl Session {
     pub fn to_model_messages<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "ConvertOptions")] options: Option<Value>,
+        #[napi(ts_arg_type = "ConvertOptions")] options: Option<Json>,
     ) -> Result<Unknown<'env>> {
         guard(|| {
             let args: ConvertArgs = value::optional("options", options)?;
@@ -200,13 +168,11 @@ impl Session {
     pub fn prepare_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "PrepareOptions")] options: Option<Value>,
+        #[napi(ts_arg_type = "PrepareOptions")] options: Option<Json>,
     ) -> Result<Option<Unknown<'env>>> {
         guard(|| {
             let opts: PrepareOptions = value::optional("options", options)?;
-            compaction::prepare(&self.read(), &opts)?
-                .map(|plan| to_js(env, &plan))
-                .transpose()
+            compaction::prepare(&self.read(), &opts)?.map(|plan| to_js(env, &plan)).transpose()
         })
     }
 
@@ -215,15 +181,13 @@ impl Session {
     pub fn prepare_compaction_async(
         &self,
         env: Env,
-        #[napi(ts_arg_type = "PrepareOptions")] options: Option<Value>,
-        #[napi(ts_arg_type = "AbortSignal")] signal: Option<Object>,
-    ) -> napi::Result<AsyncTask<PrepareTask>> {
-        let abort = AbortFlag::follow(&env, signal)?;
-        Ok(AsyncTask::new(PrepareTask {
-            history: self.inner.clone(),
-            options,
-            abort,
-        }))
+        #[napi(ts_arg_type = "PrepareOptions")] options: Option<Json>,
+        #[napi(ts_arg_type = "AbortSignal")] signal: Option<Unknown>,
+    ) -> Result<AsyncTask<PrepareTask>> {
+        guard(|| {
+            let abort = AbortFlag::follow(&env, signal)?;
+            Ok(AsyncTask::new(PrepareTask { history: self.inner.clone(), options, abort }))
+        })
     }
 
     /// Records a compaction: appends the request (a user message whose `compaction` part names the
@@ -233,16 +197,13 @@ impl Session {
     pub fn apply_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "CompactionPlan")] plan: Value,
-        #[napi(ts_arg_type = "string | SummaryInput")] summary: Value,
+        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "string | SummaryInput")] summary: Json,
     ) -> Result<Unknown<'env>> {
         guard(|| {
-            let plan: compaction::CompactionPlan = crate::policy::parse_options("plan", plan)?;
-            let summary: SummaryInput = match summary {
-                Value::String(text) => SummaryInput {
-                    text,
-                    ..Default::default()
-                },
+            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let summary: SummaryInput = match summary.value("summary", crate::error::Code::InvalidArgument)? {
+                Value::String(text) => SummaryInput { text, ..Default::default() },
                 other => crate::policy::parse_options("summary", other)?,
             };
             let written = compaction::apply(&mut self.write(), &plan, summary)?;

@@ -4,11 +4,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock};
 
 use napi::bindgen_prelude::*;
-use serde_json::Value;
 
 use super::errors::{catching, js_error};
 use super::session::Session;
-use super::value;
+use super::value::{self, Json, JsonList};
 use crate::compaction::{self, CompactionPlan, PrepareOptions};
 use crate::error::{CfError, Result as CoreResult};
 use crate::session::History;
@@ -19,20 +18,27 @@ use crate::tokens::{count_tokens, Encoding};
 pub struct AbortFlag(Arc<AtomicBool>);
 
 impl AbortFlag {
-    /// Follows `signal` (an `AbortSignal`); an already aborted signal aborts at once.
-    pub fn follow(env: &Env, signal: Option<Object>) -> Result<AbortFlag> {
+    /// Follows `signal` (an `AbortSignal`, or undefined); an already aborted signal aborts at once.
+    pub fn follow(env: &Env, signal: Option<Unknown>) -> CoreResult<AbortFlag> {
         let flag = AbortFlag::default();
-        if let Some(signal) = signal {
-            if signal
-                .get_named_property::<bool>("aborted")
-                .unwrap_or(false)
-            {
-                flag.0.store(true, Ordering::Relaxed);
-            }
-            let abort = unsafe { AbortSignal::from_napi_value(env.raw(), signal.raw())? };
-            let inner = flag.0.clone();
-            abort.on_abort(move || inner.store(true, Ordering::Relaxed));
+        let Some(signal) = signal else { return Ok(flag) };
+        let not_a_signal = || CfError::invalid_argument("signal: expected an AbortSignal");
+        match signal.get_type() {
+            Ok(ValueType::Undefined | ValueType::Null) => return Ok(flag),
+            Ok(ValueType::Object) => {}
+            _ => return Err(not_a_signal()),
         }
+        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }.map_err(|_| not_a_signal())?;
+        match object.get_named_property::<Unknown>("aborted").and_then(|a| a.get_type()) {
+            Ok(ValueType::Boolean) => {}
+            _ => return Err(not_a_signal()),
+        }
+        if object.get_named_property::<bool>("aborted").unwrap_or(false) {
+            flag.0.store(true, Ordering::Relaxed);
+        }
+        let abort = unsafe { AbortSignal::from_napi_value(env.raw(), object.raw()) }.map_err(|_| not_a_signal())?;
+        let inner = flag.0.clone();
+        abort.on_abort(move || inner.store(true, Ordering::Relaxed));
         Ok(flag)
     }
 
@@ -50,8 +56,8 @@ impl AbortFlag {
 }
 
 pub struct FromMessagesTask {
-    pub messages: Option<Vec<Value>>,
-    pub options: Option<Value>,
+    pub messages: Option<JsonList>,
+    pub options: Option<Json>,
     pub abort: AbortFlag,
 }
 
@@ -60,13 +66,13 @@ impl Task for FromMessagesTask {
     type JsValue = Session;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        let messages = self.messages.take().unwrap_or_default();
-        let options = self.options.take().unwrap_or(Value::Null);
+        let (messages, options) = (self.messages.take(), self.options.take());
         let abort = self.abort.clone();
         Ok(catching(|| {
             abort.check()?;
-            let opts = value::session_options(options)?;
-            let messages = value::messages(messages)?;
+            let missing = || CfError::new(crate::error::Code::Internal, "the task ran twice");
+            let opts = value::session_options(options.ok_or_else(missing)?)?;
+            let messages = messages.ok_or_else(missing)?.messages()?;
             History::from_messages(messages, opts, &|| abort.is_set())
         }))
     }
@@ -78,7 +84,7 @@ impl Task for FromMessagesTask {
 
 pub struct PrepareTask {
     pub history: Arc<RwLock<History>>,
-    pub options: Option<Value>,
+    pub options: Option<Json>,
     pub abort: AbortFlag,
 }
 
@@ -101,7 +107,7 @@ impl Task for PrepareTask {
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         let plan = output.map_err(|e| js_error(&env, &e))?;
         let value = match plan {
-            Some(p) => env.to_js_value(&p)?,
+            Some(p) => value::to_js(&env, &p).map_err(|e| js_error(&env, &e))?,
             None => Null.into_unknown(&env)?,
         };
         // SAFETY: the value is handed straight to the promise's resolution in this scope.
@@ -171,9 +177,7 @@ mod tests {
 
     #[test]
     fn slices_add_up_to_the_exact_count() {
-        let text =
-            "fn main() {\n    let x = 1;\n}\nHello world, it's 2026!\n\n  indented\tline\nzz top"
-                .repeat(5000);
+        let text = "fn main() {\n    let x = 1;\n}\nHello world, it's 2026!\n\n  indented\tline\nzz top".repeat(5000);
         for enc in [Encoding::O200k, Encoding::Cl100k] {
             let whole = count_tokens(&text, enc);
             let mut total = 0;

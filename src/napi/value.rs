@@ -5,45 +5,179 @@ use napi::bindgen_prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::error::{CfError, Result};
+use super::js_value::{self, from_js, Reader};
+use crate::error::{CfError, Code, Result};
 use crate::model::{parse_message, Message};
 use crate::policy::parse_options;
 use crate::session::SessionOptions;
 
-/// A Rust value handed to JS as plain objects, converted straight from serde.
+/// An argument taken as JSON. Conversion never fails at the boundary, so that a value of the
+/// wrong kind (a NaN, a cycle, nesting past napi's limit) is reported inside `guard` with a stable
+/// code and the argument's name rather than as a bare N-API status.
+pub struct Json {
+    value: std::result::Result<Value, String>,
+    /// A part that could not be read (too deep, say); the rest is in `value`.
+    problem: Option<String>,
+}
+
+/// Reads one value with its own reader.
+unsafe fn read(env: sys::napi_env, v: sys::napi_value) -> Json {
+    let mut reader = Reader::default();
+    let value = unsafe { from_js(env, v, 0, &mut reader) }.map(|v| v.unwrap_or(Value::Null));
+    Json { value, problem: reader.problem }
+}
+
+impl FromNapiValue for Json {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        Ok(unsafe { read(env, v) })
+    }
+}
+
+impl TypeName for Json {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl ValidateNapiValue for Json {}
+
+impl Json {
+    pub fn value(self, what: &str, code: Code) -> Result<Value> {
+        match (self.value, self.problem) {
+            (Err(reason), _) | (Ok(_), Some(reason)) => Err(CfError::new(code, format!("{what}: {reason}"))),
+            (Ok(v), None) => Ok(v),
+        }
+    }
+
+    pub fn message(self) -> Result<Message> {
+        message(self)
+    }
+
+    pub fn options<T: serde::de::DeserializeOwned>(self, what: &str) -> Result<T> {
+        parse_options(what, self.value(what, Code::InvalidArgument)?)
+    }
+}
+
+/// Validates a message read from JS, naming it by id even when part of it could not be read.
+fn message(json: Json) -> Result<Message> {
+    match (json.value, json.problem) {
+        (Ok(v), None) => parse_message(v),
+        (Ok(v), Some(problem)) => {
+            let label = match v.get("id") {
+                Some(Value::String(id)) if !id.is_empty() => format!("message {id:?}"),
+                _ => "message (without id)".to_string(),
+            };
+            Err(CfError::invalid_message(format!("{label}: {problem}")))
+        }
+        (Err(reason), _) => Err(CfError::invalid_message(format!("message: {reason}"))),
+    }
+}
+
+/// A list of messages; each element converted on its own, so one bad element is named by index.
+pub struct JsonList(std::result::Result<Vec<Json>, CfError>);
+
+impl FromNapiValue for JsonList {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        let mut is_array = false;
+        unsafe { sys::napi_is_array(env, v, &mut is_array) };
+        if !is_array {
+            return Ok(JsonList(Err(CfError::invalid_argument("messages: expected an array of messages"))));
+        }
+        let array = unsafe { Array::from_napi_value(env, v)? };
+        let mut out = Vec::with_capacity(array.len() as usize);
+        for i in 0..array.len() {
+            let mut element = std::ptr::null_mut();
+            unsafe { sys::napi_get_element(env, v, i, &mut element) };
+            out.push(unsafe { read(env, element) });
+        }
+        Ok(JsonList(Ok(out)))
+    }
+}
+
+impl TypeName for JsonList {
+    fn type_name() -> &'static str {
+        "unknown[]"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+impl ValidateNapiValue for JsonList {}
+
+impl JsonList {
+    /// Validates every message; errors also say at which index the bad message sits.
+    pub fn messages(self) -> Result<Vec<Message>> {
+        self.0?
+            .into_iter()
+            .enumerate()
+            .map(|(i, json)| message(json).map_err(|e| CfError::new(e.code, format!("messages[{i}]: {}", e.message))))
+            .collect()
+    }
+}
+
+/// A string argument, checked inside `guard`.
+pub struct Text(Option<String>);
+
+impl FromNapiValue for Text {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        Ok(Text(unsafe { String::from_napi_value(env, v) }.ok()))
+    }
+}
+
+impl TypeName for Text {
+    fn type_name() -> &'static str {
+        "string"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::String
+    }
+}
+
+impl ValidateNapiValue for Text {}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Self {
+        Text(Some(s.to_string()))
+    }
+}
+
+impl Text {
+    pub fn get(self, what: &str) -> Result<String> {
+        self.0.ok_or_else(|| CfError::invalid_argument(format!("{what}: expected a string")))
+    }
+}
+
+/// A Rust value handed to JS as plain objects (through JSON, so data keys stay data).
 pub fn to_js<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
-    env.to_js_value(value)
-        .map_err(|e| CfError::new(crate::error::Code::Internal, e.to_string()))
+    let internal = |e: String| CfError::new(Code::Internal, e);
+    let json = serde_json::to_value(value).map_err(|e| internal(e.to_string()))?;
+    let raw = unsafe { js_value::to_js(env.raw(), &json) }.map_err(internal)?;
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
 }
 
-pub fn message(value: Value) -> Result<Message> {
-    parse_message(value)
+pub fn undefined(env: &Env) -> Result<Unknown<'_>> {
+    ().into_unknown(env).map_err(|e| CfError::new(Code::Internal, e.reason.clone()))
 }
 
-/// Parses a list of messages; errors also say at which index the bad message sits.
-pub fn messages(values: Vec<Value>) -> Result<Vec<Message>> {
-    values
-        .into_iter()
-        .enumerate()
-        .map(|(i, v)| {
-            parse_message(v)
-                .map_err(|e| CfError::new(e.code, format!("messages[{i}]: {}", e.message)))
-        })
-        .collect()
-}
-
-pub fn session_options(value: Value) -> Result<SessionOptions> {
-    parse_options("options", value)
+pub fn session_options(value: Json) -> Result<SessionOptions> {
+    value.options("options")
 }
 
 /// Options that may be left out: `undefined` and `null` mean the defaults.
-pub fn optional<T: serde::de::DeserializeOwned + Default>(
-    what: &str,
-    value: Option<Value>,
-) -> Result<T> {
+pub fn optional<T: serde::de::DeserializeOwned + Default>(what: &str, value: Option<Json>) -> Result<T> {
     match value {
-        None | Some(Value::Null) => Ok(T::default()),
-        Some(v) => parse_options(what, v),
+        None => Ok(T::default()),
+        Some(v) => match v.value(what, Code::InvalidArgument)? {
+            Value::Null => Ok(T::default()),
+            v => parse_options(what, v),
+        },
     }
 }
 
@@ -60,10 +194,7 @@ impl ConvertArgs {
     pub fn over(self, base: crate::convert::ConvertOptions) -> crate::convert::ConvertOptions {
         crate::convert::ConvertOptions {
             strip_media: self.strip_media.unwrap_or(base.strip_media),
-            tool_output_max_chars: self
-                .tool_output_max_chars
-                .map(|n| n as usize)
-                .or(base.tool_output_max_chars),
+            tool_output_max_chars: self.tool_output_max_chars.map(|n| n as usize).or(base.tool_output_max_chars),
         }
     }
 }

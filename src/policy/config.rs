@@ -73,22 +73,16 @@ impl Default for CompactionConfig {
 pub(crate) fn limit<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u64, D::Error> {
     let n = f64::deserialize(d)?;
     if !n.is_finite() || n < 0.0 {
-        return Err(serde::de::Error::custom(format!(
-            "must be a finite number >= 0, got {n}"
-        )));
+        return Err(serde::de::Error::custom(format!("must be a finite number >= 0, got {n}")));
     }
     Ok(n as u64)
 }
 
-pub(crate) fn opt_limit<'de, D: serde::Deserializer<'de>>(
-    d: D,
-) -> std::result::Result<Option<u64>, D::Error> {
+pub(crate) fn opt_limit<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Option<u64>, D::Error> {
     Option::<f64>::deserialize(d)?
         .map(|n| {
             if !n.is_finite() || n < 0.0 {
-                Err(serde::de::Error::custom(format!(
-                    "must be a finite number >= 0, got {n}"
-                )))
+                Err(serde::de::Error::custom(format!("must be a finite number >= 0, got {n}")))
             } else {
                 Ok(n as u64)
             }
@@ -97,10 +91,7 @@ pub(crate) fn opt_limit<'de, D: serde::Deserializer<'de>>(
 }
 
 /// Deserializes an options object, naming the field that is wrong (`CF_INVALID_ARGUMENT`).
-pub fn parse_options<T: serde::de::DeserializeOwned>(
-    what: &str,
-    value: serde_json::Value,
-) -> Result<T> {
+pub fn parse_options<T: serde::de::DeserializeOwned>(what: &str, value: serde_json::Value) -> Result<T> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         if path == "." {
@@ -121,15 +112,9 @@ mod tests {
         let c: CompactionConfig = parse_options("compaction", json!({"tailTurns": 2})).unwrap();
         assert_eq!(c.prune_protect, 40_000);
         assert_eq!(c.tail_turns, Some(2));
-        let e =
-            parse_options::<CompactionConfig>("compaction", json!({"reserved": -5})).unwrap_err();
+        let e = parse_options::<CompactionConfig>("compaction", json!({"reserved": -5})).unwrap_err();
         assert_eq!(e.code, crate::error::Code::InvalidArgument);
-        assert!(
-            e.message
-                .starts_with("compaction.reserved: must be a finite number"),
-            "{}",
-            e.message
-        );
+        assert!(e.message.starts_with("compaction.reserved: must be a finite number"), "{}", e.message);
         let e = parse_options::<ModelInfo>("model", json!({"limit": {}})).unwrap_err();
         assert_eq!(e.message, "model.limit: missing field `context`");
     }

@@ -24,10 +24,7 @@ pub fn usable(model: &ModelInfo, cfg: &CompactionConfig) -> u64 {
     let max_out = max_output_tokens(model);
     match model.limit.input.filter(|i| *i > 0) {
         Some(input) => input.saturating_sub(cfg.reserved.unwrap_or(20_000.min(max_out))),
-        None => model
-            .limit
-            .context
-            .saturating_sub(max_out.max(cfg.reserved.unwrap_or(0))),
+        None => model.limit.context.saturating_sub(max_out.max(cfg.reserved.unwrap_or(0))),
     }
 }
 
@@ -78,14 +75,7 @@ mod tests {
     use crate::policy::ModelLimit;
 
     fn model(context: u64, input: Option<u64>, output: Option<u64>) -> ModelInfo {
-        ModelInfo {
-            limit: ModelLimit {
-                context,
-                input,
-                output,
-            },
-            ..Default::default()
-        }
+        ModelInfo { limit: ModelLimit { context, input, output }, ..Default::default() }
     }
 
     #[test]
@@ -94,28 +84,13 @@ mod tests {
         assert_eq!(usable(&model(200_000, None, Some(64_000)), &cfg), 168_000);
         assert_eq!(usable(&model(200_000, None, Some(8_000)), &cfg), 192_000);
         assert_eq!(usable(&model(200_000, None, None), &cfg), 168_000);
-        assert_eq!(
-            usable(&model(400_000, Some(272_000), Some(128_000)), &cfg),
-            252_000
-        );
-        assert_eq!(
-            usable(&model(400_000, Some(272_000), Some(8_000)), &cfg),
-            264_000
-        );
+        assert_eq!(usable(&model(400_000, Some(272_000), Some(128_000)), &cfg), 252_000);
+        assert_eq!(usable(&model(400_000, Some(272_000), Some(8_000)), &cfg), 264_000);
         assert_eq!(usable(&model(0, Some(1000), None), &cfg), 0);
         assert_eq!(usable(&model(10_000, None, None), &cfg), 0, "floored at 0");
-        let reserved = CompactionConfig {
-            reserved: Some(50_000),
-            ..cfg.clone()
-        };
-        assert_eq!(
-            usable(&model(200_000, None, Some(8_000)), &reserved),
-            150_000
-        );
-        assert_eq!(
-            usable(&model(400_000, Some(272_000), None), &reserved),
-            222_000
-        );
+        let reserved = CompactionConfig { reserved: Some(50_000), ..cfg.clone() };
+        assert_eq!(usable(&model(200_000, None, Some(8_000)), &reserved), 150_000);
+        assert_eq!(usable(&model(400_000, Some(272_000), None), &reserved), 222_000);
     }
 
     #[test]
@@ -125,11 +100,7 @@ mod tests {
         assert!(!is_overflow(167_999, &m, &cfg));
         assert!(is_overflow(168_000, &m, &cfg));
         assert!(!is_overflow(10_000_000, &model(0, None, None), &cfg));
-        assert!(!is_overflow(
-            10_000_000,
-            &m,
-            &CompactionConfig { auto: false, ..cfg }
-        ));
+        assert!(!is_overflow(10_000_000, &m, &CompactionConfig { auto: false, ..cfg }));
         assert_eq!(pressure_tier(0.5), Tier::Ok);
         assert_eq!(pressure_tier(0.75), Tier::Notice);
         assert_eq!(pressure_tier(0.9), Tier::Prune);

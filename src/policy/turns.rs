@@ -23,8 +23,7 @@ pub struct Selection {
 
 /// `clamp(usable × 0.25, 2000, 15000)` unless configured.
 pub fn preserve_recent_budget(model: &ModelInfo, cfg: &CompactionConfig) -> u64 {
-    cfg.preserve_recent_tokens
-        .unwrap_or_else(|| (usable(model, cfg) / 4).clamp(2_000, 15_000))
+    cfg.preserve_recent_tokens.unwrap_or_else(|| (usable(model, cfg) / 4).clamp(2_000, 15_000))
 }
 
 /// A turn starts at each user message that is not a compaction request.
@@ -54,8 +53,7 @@ fn size(seq: &[&Entry]) -> u64 {
 /// errored answer (those are left out of the model messages, so the tail would start elsewhere).
 pub fn can_start_tail(e: &Entry) -> bool {
     let m = &e.msg;
-    (m.is_user() && m.compaction().is_none())
-        || (m.is_assistant() && !m.is_summary() && m.error.is_none())
+    (m.is_user() && m.compaction().is_none()) || (m.is_assistant() && !m.is_summary() && m.error.is_none())
 }
 
 /// The largest suffix of `turn` that fits `budget`, starting after the turn's first message.
@@ -74,11 +72,7 @@ pub fn split_turn(seq: &[&Entry], turn: &Turn, budget: u64) -> Option<usize> {
 }
 
 pub fn select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Selection {
-    let everything = Selection {
-        head_end: seq.len(),
-        tail_start_id: None,
-        tail_tokens: 0,
-    };
+    let everything = Selection { head_end: seq.len(), tail_start_id: None, tail_tokens: 0 };
     if tail_turns.is_some_and(|t| t <= 0) {
         return everything;
     }
@@ -103,11 +97,9 @@ pub fn select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Selection
         break;
     }
     match keep {
-        Some(start) if start > 0 => Selection {
-            head_end: start,
-            tail_start_id: Some(seq[start].msg.id.clone()),
-            tail_tokens: total,
-        },
+        Some(start) if start > 0 => {
+            Selection { head_end: start, tail_start_id: Some(seq[start].msg.id.clone()), tail_tokens: total }
+        }
         _ => everything,
     }
 }

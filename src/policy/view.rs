@@ -1,22 +1,23 @@
-//! What the model sees once a summary exists (`filterCompacted`).
+//! What the model sees once summaries exist (`filterCompacted`).
 //!
-//! The newest *completed* compaction decides: its request at `request`, its summary at `summary`,
-//! and the hidden range `[hidden_from, tail_start)`. The context then reads, in order: what the
-//! head `[0, hidden_from)` shows (itself subject to the compactions inside it), the request
-//! through the summary, the kept tail `[tail_start, request)`, and everything after the summary.
-//! Earlier compaction requests and summaries inside the kept tail are left out: the newer summary
-//! was written from them (opencode shows them again, mid-tail).
+//! Each completed compaction (a request with a `compaction` part, answered by a finished,
+//! error-free summary) applies to the context as it stood when it was requested: in that order,
+//! it hides the run from `hiddenFromID` (default: the start) up to `tailStartID` (default: the
+//! end), and puts the request and its summary where the run was. Messages after the summary
+//! follow the kept tail. So a later compaction whose tail starts inside an earlier kept tail hides
+//! the earlier summary with everything else it replaces, and one whose tail starts inside a kept
+//! head neither brings back what the earlier one hid nor drops its summary. (opencode cuts by
+//! storage position instead and shows an earlier summary again in the middle of a tail.)
 
 use std::collections::HashMap;
 
 use crate::model::Message;
 
+/// The newest completed compaction.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cut {
     pub request: usize,
     pub summary: usize,
-    pub hidden_from: usize,
-    pub tail_start: usize,
 }
 
 /// The end of the last segment: whatever is appended later is visible too.
@@ -24,79 +25,63 @@ pub const OPEN: usize = usize::MAX;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct View {
-    /// The newest completed compaction, if any.
     pub cut: Option<Cut>,
-    /// Visible positions as half-open ranges, in the order the model reads them; the last one
-    /// may end at `OPEN`.
+    /// Visible positions as half-open runs, in the order the model reads them; the last one ends
+    /// at `OPEN`.
     pub segments: Vec<(usize, usize)>,
-    /// Positions inside `segments` that are left out (absorbed compaction requests and summaries).
-    pub excluded: Vec<usize>,
 }
 
 impl Default for View {
     fn default() -> Self {
-        View {
-            cut: None,
-            segments: vec![(0, OPEN)],
-            excluded: Vec::new(),
-        }
+        View { cut: None, segments: vec![(0, OPEN)] }
     }
 }
 
 impl View {
     /// Computes the view of `len` messages. `index` maps message ids to positions.
-    pub fn compute<'a>(
-        len: usize,
-        message: &impl Fn(usize) -> &'a Message,
-        index: &HashMap<String, usize>,
-    ) -> View {
-        View::of_prefix(len, OPEN, message, index)
-    }
-
-    /// The view of the first `len` messages, its last segment ending at `end`.
-    fn of_prefix<'a>(
-        len: usize,
-        end: usize,
-        message: &impl Fn(usize) -> &'a Message,
-        index: &HashMap<String, usize>,
-    ) -> View {
-        let Some(cut) = newest_cut(len, message, index) else {
-            return View {
-                cut: None,
-                segments: vec![(0, end)],
-                excluded: Vec::new(),
+    pub fn compute<'a>(len: usize, message: &impl Fn(usize) -> &'a Message, index: &HashMap<String, usize>) -> View {
+        let mut order: Vec<usize> = Vec::with_capacity(len);
+        let mut answered: Vec<usize> = Vec::new();
+        let mut cut = None;
+        for i in 0..len {
+            let m = message(i);
+            let request = m
+                .is_completed_summary()
+                .then(|| m.parent_id.as_deref().and_then(|p| index.get(p).copied()))
+                .flatten()
+                .filter(|&w| w < i && message(w).compaction().is_some() && !answered.contains(&w));
+            let Some(w) = request else {
+                order.push(i);
+                continue;
             };
-        };
-        // The head a partial compaction kept is itself seen through the compactions inside it.
-        let mut view = if cut.hidden_from > 0 {
-            View::of_prefix(cut.hidden_from, cut.hidden_from, message, index)
-        } else {
-            View {
-                cut: None,
-                segments: Vec::new(),
-                excluded: Vec::new(),
-            }
-        };
-        view.segments.push((cut.request, cut.summary + 1));
-        view.segments.push((cut.tail_start, cut.request));
-        view.excluded
-            .extend((cut.tail_start..cut.request).filter(|&t| {
-                let tm = message(t);
-                tm.compaction().is_some() || tm.is_summary()
-            }));
-        view.segments.push((cut.summary + 1, end));
-        view.segments.retain(|(a, b)| a < b);
-        view.cut = Some(cut);
-        view
+            // The request was placed as an ordinary message; what came before it is the context
+            // the compaction applies to.
+            let Some(pw) = order.iter().rposition(|&x| x == w) else {
+                order.push(i);
+                continue;
+            };
+            answered.push(w);
+            let part = message(w).compaction().expect("checked above");
+            let before = &order[..pw];
+            let find = |id: &Option<String>| {
+                id.as_ref().and_then(|id| index.get(id)).and_then(|p| before.iter().position(|x| x == p))
+            };
+            let tail = find(&part.tail_start_id).unwrap_or(before.len());
+            let head = find(&part.hidden_from_id).filter(|&h| h <= tail).unwrap_or(0);
+            let mut next = Vec::with_capacity(order.len() + 1);
+            next.extend_from_slice(&before[..head]);
+            next.extend_from_slice(&order[pw..]);
+            next.push(i);
+            next.extend_from_slice(&before[tail..]);
+            order = next;
+            cut = Some(Cut { request: w, summary: i });
+        }
+        View { cut, segments: runs(&order, len) }
     }
 
     /// Positions of the visible messages among `len`, in the order the model reads them.
     pub fn order(&self, len: usize) -> Vec<usize> {
-        self.segments
-            .iter()
-            .flat_map(|&(a, b)| a..b.min(len))
-            .filter(|i| !self.excluded.contains(i))
-            .collect()
+        self.segments.iter().flat_map(|&(a, b)| a..b.min(len)).collect()
     }
 
     /// Positions before this one belong to a context a summary replaced; provider usage reported
@@ -106,53 +91,22 @@ impl View {
     }
 
     pub fn is_visible(&self, i: usize) -> bool {
-        self.segments.iter().any(|&(a, b)| (a..b).contains(&i)) && !self.excluded.contains(&i)
+        self.segments.iter().any(|&(a, b)| (a..b).contains(&i))
     }
 }
 
-fn newest_cut<'a>(
-    len: usize,
-    message: &impl Fn(usize) -> &'a Message,
-    index: &HashMap<String, usize>,
-) -> Option<Cut> {
-    let mut completed: Vec<&str> = Vec::new();
-    for i in (0..len).rev() {
-        let m = message(i);
-        if m.is_completed_summary() {
-            if let Some(parent) = m.parent_id.as_deref() {
-                completed.push(parent);
-            }
-            continue;
+/// Compresses an order into runs of consecutive positions; messages appended later go last.
+fn runs(order: &[usize], len: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for &i in order {
+        match out.last_mut() {
+            Some((_, end)) if *end == i => *end += 1,
+            _ => out.push((i, i + 1)),
         }
-        let Some(part) = m.compaction() else { continue };
-        if !completed.contains(&m.id.as_str()) {
-            continue;
-        }
-        let summary = (i + 1..len)
-            .find(|&s| {
-                let sm = message(s);
-                sm.is_completed_summary() && sm.parent_id.as_deref() == Some(m.id.as_str())
-            })
-            .expect("a completed summary answers this request after it");
-        // A tail id that is missing, or not before the request, keeps no tail.
-        let tail_start = part
-            .tail_start_id
-            .as_ref()
-            .and_then(|id| index.get(id).copied())
-            .filter(|&t| t < i)
-            .unwrap_or(i);
-        let hidden_from = part
-            .hidden_from_id
-            .as_ref()
-            .and_then(|id| index.get(id).copied())
-            .filter(|&h| h <= tail_start)
-            .unwrap_or(0);
-        return Some(Cut {
-            request: i,
-            summary,
-            hidden_from,
-            tail_start,
-        });
     }
-    None
+    match out.last_mut() {
+        Some((_, end)) if *end == len => *end = OPEN,
+        _ => out.push((len, OPEN)),
+    }
+    out
 }

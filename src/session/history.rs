@@ -1,6 +1,7 @@
 use std::collections::HashMap;
 
 use super::fenwick::Fenwick;
+use super::prunes::Prunes;
 use super::usage::Calibration;
 use super::{ContextUsage, Entry, SessionOptions, Source};
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
@@ -21,9 +22,11 @@ pub struct History {
     view: View,
     /// Newest answer whose provider usage describes the current context.
     last_usage: Option<usize>,
-    /// Tokens pruned from messages before `last_usage` since it was reported.
-    pruned_since_usage: u64,
+    prunes: Prunes,
     calibration: Calibration,
+    /// The history's clock (ms): never behind the wall clock or a reported message time, and
+    /// strictly increasing, so a prune is always ordered after the usage it corrects.
+    clock: f64,
 }
 
 /// Messages counted per chunk between abort checks.
@@ -43,8 +46,9 @@ impl History {
             sums: Fenwick::default(),
             view: View::default(),
             last_usage: None,
-            pruned_since_usage: 0,
+            prunes: Prunes::default(),
             calibration: Calibration::default(),
+            clock: 0.0,
         })
     }
 
@@ -61,17 +65,12 @@ impl History {
             if let Some(prev) = index.insert(m.id.clone(), i) {
                 return Err(CfError::new(
                     Code::DuplicateId,
-                    format!(
-                        "message {:?}: id already used by the message at index {prev}",
-                        m.id
-                    ),
+                    format!("message {:?}: id already used by the message at index {prev}", m.id),
                 ));
             }
         }
         let counter = h.counter;
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let per_thread = messages.len().div_ceil(threads).max(CHUNK);
         let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
         let mut pending = messages.into_iter().map(Some).collect::<Vec<_>>();
@@ -85,27 +84,26 @@ impl History {
                             if k % CHUNK == 0 && aborted() {
                                 return Err(CfError::aborted());
                             }
-                            out.push(Entry::new(
-                                slot.take().expect("each message is taken once"),
-                                &counter,
-                            ));
+                            out.push(Entry::new(slot.take().expect("each message is taken once"), &counter));
                         }
                         Ok(out)
                     })
                 })
                 .collect();
             for w in workers {
-                let entries = w
-                    .join()
-                    .map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
+                let entries = w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
                 slots.extend(entries.into_iter().map(Some));
             }
             Ok(())
         })?;
-        h.entries = slots
-            .into_iter()
-            .map(|e| e.expect("every slot is filled"))
-            .collect();
+        h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
+        let now = h.tick();
+        for e in &mut h.entries {
+            e.seen_at = e.stated_time().unwrap_or(now);
+            h.clock = h.clock.max(e.seen_at);
+        }
+        h.prunes = Prunes::of(&h.entries);
+        h.clock = h.clock.max(h.prunes.latest());
         h.index = index;
         h.sums = Fenwick::from_values(h.entries.iter().map(|e| e.tokens));
         h.refresh_view();
@@ -141,13 +139,11 @@ impl History {
         if let Some(&prev) = self.index.get(&msg.id) {
             return Err(CfError::new(
                 Code::DuplicateId,
-                format!(
-                    "message {:?}: id already used by the message at index {prev}",
-                    msg.id
-                ),
+                format!("message {:?}: id already used by the message at index {prev}", msg.id),
             ));
         }
-        let entry = Entry::new(msg, &self.counter);
+        let mut entry = Entry::new(msg, &self.counter);
+        entry.seen_at = self.tick();
         let i = self.entries.len();
         self.index.insert(entry.msg.id.clone(), i);
         self.sums.push(entry.tokens);
@@ -170,10 +166,15 @@ impl History {
                 format!("message {:?}: no message with this id to update", msg.id),
             ));
         };
-        let entry = Entry::new(msg, &self.counter);
+        let mut entry = Entry::new(msg, &self.counter);
+        // Streaming more of an answer does not make its usage report newer; a new report does.
+        let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
+        entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
         let old = std::mem::replace(&mut self.entries[i], entry);
-        self.sums
-            .add(i, self.entries[i].tokens as i64 - old.tokens as i64);
+        self.sums.add(i, self.entries[i].tokens as i64 - old.tokens as i64);
+        if old.parts.iter().chain(&self.entries[i].parts).any(|c| c.cleared > 0) {
+            self.prunes.replace(i, &self.entries[i]);
+        }
         let new = &self.entries[i].msg;
         let structural = |m: &Message| m.is_summary() || m.compaction().is_some();
         if structural(&old.msg) || structural(new) {
@@ -191,9 +192,7 @@ impl History {
 
     fn find_last_usage(&self) -> Option<usize> {
         let floor = self.view.usage_floor();
-        (floor..self.entries.len())
-            .rev()
-            .find(|&i| self.entries[i].msg.trusted_usage().is_some())
+        (floor..self.entries.len()).rev().find(|&i| self.entries[i].msg.trusted_usage().is_some())
     }
 
     /// Recomputes the view, then replays the trusted usage reports of the current context so the
@@ -203,7 +202,6 @@ impl History {
         let entries = &self.entries;
         self.view = View::compute(entries.len(), &|i| &entries[i].msg, &self.index);
         self.last_usage = None;
-        self.pruned_since_usage = 0;
         self.calibration = Calibration::default();
         let floor = self.view.usage_floor();
         for i in floor..self.entries.len() {
@@ -213,19 +211,20 @@ impl History {
         }
     }
 
+    /// Advances the clock: the wall clock, but always after every time seen so far.
+    fn tick(&mut self) -> f64 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+        self.clock = now.max(self.clock + 0.001);
+        self.clock
+    }
+
     fn note_usage(&mut self, i: usize) {
-        if self.last_usage != Some(i) {
-            self.pruned_since_usage = 0;
-        }
         self.last_usage = Some(i);
         if self.counter.tokenizer == Tokenizer::Estimate {
-            let prompt = self.entries[i]
-                .msg
-                .trusted_usage()
-                .map_or(0, |u| u.prompt_tokens());
-            let before = self
-                .visible_tokens()
-                .saturating_sub(self.sums.range(i, self.entries.len()));
+            let prompt = self.entries[i].msg.trusted_usage().map_or(0, |u| u.prompt_tokens());
+            let before = self.visible_tokens().saturating_sub(self.sums.range(i, self.entries.len()));
             self.calibration.observe(i, prompt, before);
         }
     }
@@ -233,19 +232,7 @@ impl History {
     /// Local token count of everything the model sees.
     fn visible_tokens(&self) -> u64 {
         let len = self.entries.len();
-        let shown: u64 = self
-            .view
-            .segments
-            .iter()
-            .map(|&(a, b)| self.sums.range(a, b.min(len)))
-            .sum();
-        let excluded: u64 = self
-            .view
-            .excluded
-            .iter()
-            .map(|&i| self.entries[i].tokens)
-            .sum();
-        shown.saturating_sub(excluded)
+        self.view.segments.iter().map(|&(a, b)| self.sums.range(a, b.min(len))).sum()
     }
 
     #[cfg(test)]
@@ -261,21 +248,12 @@ impl History {
         let len = self.entries.len();
         let (usage_tokens, local, source) = match self.last_usage {
             Some(u) => {
-                let reported = self.entries[u]
-                    .msg
-                    .trusted_usage()
-                    .map_or(0, |x| x.context_tokens());
+                let reported = self.entries[u].msg.trusted_usage().map_or(0, |x| x.context_tokens());
                 let trailing = self.sums.range(u + 1, len);
-                let source = if trailing == 0 {
-                    Source::Usage
-                } else {
-                    Source::Mixed
-                };
-                (
-                    reported.saturating_sub(self.pruned_since_usage),
-                    trailing,
-                    source,
-                )
+                let source = if trailing == 0 { Source::Usage } else { Source::Mixed };
+                // Outputs cleared after the report are still in it.
+                let cleared = self.prunes.cleared_after(self.entries[u].seen_at, u, |p| self.view.is_visible(p));
+                (reported.saturating_sub(cleared), trailing, source)
             }
             None => (0, self.visible_tokens(), Source::Estimate),
         };
@@ -283,11 +261,7 @@ impl History {
         let tokens = usage_tokens + local_tokens;
         let usable = self.usable();
         // A known window too small for its output reserve overflows at any size.
-        let pressure = if self.opts.model.limit.context == 0 {
-            0.0
-        } else {
-            tokens as f64 / usable.max(1) as f64
-        };
+        let pressure = if self.opts.model.limit.context == 0 { 0.0 } else { tokens as f64 / usable.max(1) as f64 };
         ContextUsage {
             tokens,
             usable,
@@ -310,10 +284,7 @@ impl History {
     }
 
     pub fn visible(&self) -> Vec<&Entry> {
-        self.visible_positions()
-            .into_iter()
-            .map(|i| &self.entries[i])
-            .collect()
+        self.visible_positions().into_iter().map(|i| &self.entries[i]).collect()
     }
 
     pub fn view(&self) -> &View {
@@ -333,11 +304,7 @@ impl History {
     pub fn convert_options(&self) -> ConvertOptions {
         ConvertOptions {
             strip_media: false,
-            tool_output_max_chars: self
-                .opts
-                .compaction
-                .tool_output_max_chars
-                .map(|n| n as usize),
+            tool_output_max_chars: self.opts.compaction.tool_output_max_chars.map(|n| n as usize),
         }
     }
 
@@ -345,9 +312,10 @@ impl History {
         to_model_messages(self.visible().into_iter().map(|e| &e.msg), opts)
     }
 
-    /// Clears old tool output (see `policy::prune`), marking it with `now` (epoch ms).
-    pub fn prune(&mut self, now: f64) -> PruneOutcome {
+    /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
+    pub fn prune(&mut self) -> PruneOutcome {
         let found = policy::prune(&self.entries, &self.opts.compaction);
+        let now = self.tick();
         let mut outcome = PruneOutcome::default();
         for (i, j) in found.victims {
             let entry = &mut self.entries[i];
@@ -361,9 +329,7 @@ impl History {
             entry.parts[j] = count;
             entry.tokens -= freed;
             self.sums.add(i, -(freed as i64));
-            if self.last_usage.is_some_and(|u| i < u) && self.view.is_visible(i) {
-                self.pruned_since_usage += freed;
-            }
+            self.prunes.record(now, i, freed);
             outcome.tokens_freed += freed;
             outcome.part_ids.push(entry.msg.parts[j].id().to_string());
             outcome.message_ids.push(entry.msg.id.clone());

@@ -5,6 +5,7 @@ mod entry;
 mod fenwick;
 mod history;
 mod options;
+mod prunes;
 mod usage;
 
 pub use entry::Entry;

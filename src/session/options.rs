@@ -24,9 +24,6 @@ impl SessionOptions {
                 self.model.model_id.as_deref().unwrap_or(""),
             ),
         };
-        Ok(Counter {
-            tokenizer,
-            image_tokens: self.compaction.image_tokens,
-        })
+        Ok(Counter { tokenizer, image_tokens: self.compaction.image_tokens })
     }
 }

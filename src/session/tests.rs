@@ -11,9 +11,7 @@ fn msg(v: Value) -> Message {
 }
 
 fn user(id: &str, text: &str) -> Message {
-    msg(
-        json!({"id": id, "role": "user", "parts": [{"type": "text", "id": format!("{id}-t"), "text": text}]}),
-    )
+    msg(json!({"id": id, "role": "user", "parts": [{"type": "text", "id": format!("{id}-t"), "text": text}]}))
 }
 
 fn assistant(id: &str, text: &str) -> Message {
@@ -23,12 +21,10 @@ fn assistant(id: &str, text: &str) -> Message {
 }
 
 fn tool_answer(id: &str, tool: &str, output: &str) -> Message {
-    msg(
-        json!({"id": id, "role": "assistant", "finish": "tool-calls", "parts": [
-            {"type": "tool", "id": format!("{id}-tool"), "callID": format!("{id}-call"), "tool": tool,
-             "state": {"status": "completed", "input": {"cmd": "x"}, "output": output}}
-        ]}),
-    )
+    msg(json!({"id": id, "role": "assistant", "finish": "tool-calls", "parts": [
+        {"type": "tool", "id": format!("{id}-tool"), "callID": format!("{id}-call"), "tool": tool,
+         "state": {"status": "completed", "input": {"cmd": "x"}, "output": output}}
+    ]}))
 }
 
 fn request(id: &str, tail: Option<&str>) -> Message {
@@ -51,14 +47,7 @@ fn summary(id: &str, parent: &str, finished: bool) -> Message {
 
 fn options(context: u64) -> SessionOptions {
     SessionOptions {
-        model: ModelInfo {
-            limit: ModelLimit {
-                context,
-                input: None,
-                output: Some(8_000),
-            },
-            ..Default::default()
-        },
+        model: ModelInfo { limit: ModelLimit { context, input: None, output: Some(8_000) }, ..Default::default() },
         compaction: CompactionConfig::default(),
         tokenizer: Some("estimate".into()),
     }
@@ -78,32 +67,18 @@ fn usage_trusts_the_newest_finished_answer_and_counts_what_follows() {
     h.append(user("u1", "hello")).unwrap();
     assert_eq!(h.usage().source, Source::Estimate);
     let mut a = assistant("a1", "hi there");
-    a.tokens = Some(crate::model::Usage {
-        input: 1000,
-        output: 50,
-        ..Default::default()
-    });
+    a.tokens = Some(crate::model::Usage { input: 1000, output: 50, ..Default::default() });
     h.append(a.clone()).unwrap();
     let u = h.usage();
-    assert_eq!(
-        (u.source, u.tokens, u.usage_tokens),
-        (Source::Usage, 1050, 1050)
-    );
+    assert_eq!((u.source, u.tokens, u.usage_tokens), (Source::Usage, 1050, 1050));
     h.append(user("u2", "next question")).unwrap();
     let u = h.usage();
     assert_eq!(u.source, Source::Mixed);
     assert_eq!(u.tokens, 1050 + h.get("u2").unwrap().tokens);
     // An answer that errored is not trusted.
     let mut bad = assistant("a2", "x");
-    bad.tokens = Some(crate::model::Usage {
-        input: 5,
-        output: 5,
-        ..Default::default()
-    });
-    bad.error = Some(crate::model::MessageError {
-        name: "APIError".into(),
-        message: "x".into(),
-    });
+    bad.tokens = Some(crate::model::Usage { input: 5, output: 5, ..Default::default() });
+    bad.error = Some(crate::model::MessageError { name: "APIError".into(), message: "x".into() });
     h.append(bad).unwrap();
     assert_eq!(h.usage().usage_tokens, 1050);
     // Streaming: appended unfinished, then updated with usage.
@@ -112,20 +87,12 @@ fn usage_trusts_the_newest_finished_answer_and_counts_what_follows() {
     h.append(streaming.clone()).unwrap();
     assert_eq!(h.usage().usage_tokens, 1050);
     streaming.finish = Some("stop".into());
-    streaming.tokens = Some(crate::model::Usage {
-        input: 3000,
-        output: 10,
-        ..Default::default()
-    });
+    streaming.tokens = Some(crate::model::Usage { input: 3000, output: 10, ..Default::default() });
     h.update(streaming.clone()).unwrap();
     assert_eq!((h.usage().source, h.usage().tokens), (Source::Usage, 3010));
     streaming.tokens = None;
     h.update(streaming).unwrap();
-    assert_eq!(
-        h.usage().usage_tokens,
-        1050,
-        "falls back to the previous trusted answer"
-    );
+    assert_eq!(h.usage().usage_tokens, 1050, "falls back to the previous trusted answer");
 }
 
 #[test]
@@ -133,19 +100,11 @@ fn pressure_tiers_and_overflow() {
     let mut h = History::new(options(10_000)).unwrap(); // usable = 2,000
     h.append(user("u1", "x")).unwrap();
     let mut a = assistant("a1", "y");
-    a.tokens = Some(crate::model::Usage {
-        input: 1700,
-        output: 0,
-        ..Default::default()
-    });
+    a.tokens = Some(crate::model::Usage { input: 1700, output: 0, ..Default::default() });
     h.append(a.clone()).unwrap();
     assert_eq!(h.usage().tier, Tier::Prune);
     assert!(!h.is_overflow());
-    a.tokens = Some(crate::model::Usage {
-        input: 2000,
-        output: 0,
-        ..Default::default()
-    });
+    a.tokens = Some(crate::model::Usage { input: 2000, output: 0, ..Default::default() });
     h.update(a).unwrap();
     assert_eq!(h.usage().tier, Tier::Compact);
     assert!(h.is_overflow());
@@ -153,19 +112,10 @@ fn pressure_tiers_and_overflow() {
 
 #[test]
 fn rejected_appends_change_nothing() {
-    let mut h = history(
-        vec![user("u1", "a"), assistant("a1", "b")],
-        options(100_000),
-    );
+    let mut h = history(vec![user("u1", "a"), assistant("a1", "b")], options(100_000));
     let before = (h.len(), h.usage(), ids(&h).join(","));
-    assert_eq!(
-        h.append(user("u1", "dup")).unwrap_err().code,
-        crate::error::Code::DuplicateId
-    );
-    assert_eq!(
-        h.update(user("nope", "x")).unwrap_err().code,
-        crate::error::Code::NotFound
-    );
+    assert_eq!(h.append(user("u1", "dup")).unwrap_err().code, crate::error::Code::DuplicateId);
+    assert_eq!(h.update(user("nope", "x")).unwrap_err().code, crate::error::Code::NotFound);
     assert_eq!((h.len(), h.usage(), ids(&h).join(",")), before);
 }
 
@@ -199,10 +149,7 @@ fn failed_or_unfinished_summaries_hide_nothing_and_do_not_shadow_an_earlier_one(
     let h = history(msgs, options(100_000));
     assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2"]);
     let mut failed = summary("s2", "r2", true);
-    failed.error = Some(crate::model::MessageError {
-        name: "APIError".into(),
-        message: "500".into(),
-    });
+    failed.error = Some(crate::model::MessageError { name: "APIError".into(), message: "500".into() });
     let mut h = h;
     h.update(failed).unwrap();
     assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2"]);
@@ -229,12 +176,7 @@ fn a_newer_tail_inside_an_older_tail_drops_the_older_summary() {
 #[test]
 fn a_missing_tail_id_keeps_no_tail_and_hidden_from_keeps_the_head() {
     let h = history(
-        vec![
-            user("u1", "a"),
-            user("u2", "b"),
-            request("r1", Some("gone")),
-            summary("s1", "r1", true),
-        ],
+        vec![user("u1", "a"), user("u2", "b"), request("r1", Some("gone")), summary("s1", "r1", true)],
         options(100_000),
     );
     assert_eq!(ids(&h), ["r1", "s1"]);
@@ -243,13 +185,7 @@ fn a_missing_tail_id_keeps_no_tail_and_hidden_from_keeps_the_head() {
         c.hidden_from_id = Some("u2".into());
     }
     let h = history(
-        vec![
-            user("u1", "a"),
-            user("u2", "b"),
-            user("u3", "c"),
-            r,
-            summary("s1", "r1", true),
-        ],
+        vec![user("u1", "a"), user("u2", "b"), user("u3", "c"), r, summary("s1", "r1", true)],
         options(100_000),
     );
     assert_eq!(ids(&h), ["u1", "r1", "s1", "u3"]);
@@ -277,30 +213,20 @@ fn prune_clears_old_output_beyond_the_protected_window_once() {
     opts.compaction.prune_minimum = t / 2;
     let mut h = history(msgs, opts);
     let before = h.usage().tokens;
-    let out = h.prune(1.0);
+    let out = h.prune();
     // The last two user turns (5, 4) are skipped; 3 stays within the protection, 2 crosses it;
     // 1 is a protected tool; 0 is cleared.
     assert_eq!(out.part_ids, ["a2-tool", "a0-tool"]);
     assert_eq!(out.message_ids, ["a2", "a0"]);
     assert!(out.tokens_freed > t);
     assert_eq!(h.usage().tokens, before - out.tokens_freed);
-    assert!(h
-        .get("a0")
-        .unwrap()
-        .msg
-        .parts
-        .iter()
-        .all(|p| matches!(p, crate::model::Part::Tool(t) if t.is_pruned())));
-    assert!(h.prune(2.0).part_ids.is_empty(), "idempotent");
+    assert!(h.get("a0").unwrap().msg.parts.iter().all(|p| matches!(p, crate::model::Part::Tool(t) if t.is_pruned())));
+    assert!(h.prune().part_ids.is_empty(), "idempotent");
     let converted = serde_json::to_value(h.to_model_messages(&Default::default())).unwrap();
     // u0, a0's call, a0's result, u1, ...: each turn converts to three messages.
     for (i, cleared) in [(2, true), (5, false), (8, true), (11, false)] {
         let value = &converted[i]["content"][0]["output"]["value"];
-        assert_eq!(
-            value == "[Old tool result content cleared]",
-            cleared,
-            "message {i}"
-        );
+        assert_eq!(value == "[Old tool result content cleared]", cleared, "message {i}");
     }
 }
 
@@ -311,22 +237,16 @@ fn prune_does_nothing_below_the_minimum_and_stops_at_a_summary() {
     let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
     opts.compaction.prune_protect = t * 5 / 2;
     opts.compaction.prune_minimum = t * 2;
-    assert!(history(msgs.clone(), opts.clone())
-        .prune(1.0)
-        .part_ids
-        .is_empty());
+    assert!(history(msgs.clone(), opts.clone()).prune().part_ids.is_empty());
 
     opts.compaction.prune_protect = t;
     opts.compaction.prune_minimum = 0;
-    assert_eq!(
-        history(msgs.clone(), opts.clone()).prune(1.0).part_ids,
-        ["a1-tool", "a0-tool"]
-    );
+    assert_eq!(history(msgs.clone(), opts.clone()).prune().part_ids, ["a1-tool", "a0-tool"]);
     let mut with_summary = msgs[..4].to_vec();
     with_summary.extend([request("r", None), summary("s", "r", true)]);
     with_summary.extend(msgs[4..].iter().cloned());
     // Walking back from the newest: turns 4 and 3 skipped, 2 protected, then the summary stops it.
-    assert!(history(with_summary, opts).prune(1.0).part_ids.is_empty());
+    assert!(history(with_summary, opts).prune().part_ids.is_empty());
 }
 
 #[test]
@@ -348,31 +268,17 @@ fn select_keeps_whole_turns_then_a_suffix_within_budget() {
 
     opts.compaction.preserve_recent_tokens = Some(last_turn + middle_turn + 10);
     let s = history(msgs.clone(), opts.clone()).select();
-    assert_eq!(
-        s.tail_start_id.as_deref(),
-        Some("u2"),
-        "the oldest turn cannot be split to fit"
-    );
+    assert_eq!(s.tail_start_id.as_deref(), Some("u2"), "the oldest turn cannot be split to fit");
     assert_eq!((s.head_end, s.tail_tokens), (2, last_turn + middle_turn));
 
     opts.compaction.preserve_recent_tokens = Some(last_turn + size("a3") + 5);
     let s = history(msgs.clone(), opts.clone()).select();
-    assert_eq!(
-        s.tail_start_id.as_deref(),
-        Some("a3"),
-        "the largest suffix of turn u2 that fits"
-    );
+    assert_eq!(s.tail_start_id.as_deref(), Some("a3"), "the largest suffix of turn u2 that fits");
     assert!(s.tail_tokens <= last_turn + size("a3") + 5);
 
     opts.compaction.tail_turns = Some(1);
     opts.compaction.preserve_recent_tokens = Some(1_000_000);
-    assert_eq!(
-        history(msgs.clone(), opts.clone())
-            .select()
-            .tail_start_id
-            .as_deref(),
-        Some("u3")
-    );
+    assert_eq!(history(msgs.clone(), opts.clone()).select().tail_start_id.as_deref(), Some("u3"));
 
     opts.compaction.tail_turns = Some(0);
     let s = history(msgs, opts).select();
@@ -390,11 +296,7 @@ fn calibration_learns_from_provider_usage_with_the_estimate() {
         let local: u64 = h.entries().iter().map(|e| e.tokens).sum();
         let mut a = assistant(&format!("a{i}"), "ok");
         prompt = 5_000 + (local as f64 * 1.5) as u64;
-        a.tokens = Some(crate::model::Usage {
-            input: prompt,
-            output: 1,
-            ..Default::default()
-        });
+        a.tokens = Some(crate::model::Usage { input: prompt, output: 1, ..Default::default() });
         h.append(a).unwrap();
     }
     let c = h.usage().calibration;
@@ -421,10 +323,7 @@ fn a_partial_compaction_keeps_the_head_as_the_earlier_compaction_left_it() {
     ];
     let mut h = history(msgs, options(100_000));
     assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2", "u4"]);
-    let all: u64 = ["r1", "s1", "u2", "r2", "s2", "u4"]
-        .iter()
-        .map(|id| h.get(id).unwrap().tokens)
-        .sum();
+    let all: u64 = ["r1", "s1", "u2", "r2", "s2", "u4"].iter().map(|id| h.get(id).unwrap().tokens).sum();
     assert_eq!(h.usage().tokens, all);
     h.append(user("u5", "five")).unwrap();
     assert_eq!(ids(&h).last(), Some(&"u5"));

@@ -50,11 +50,7 @@ pub struct Calibration {
 
 impl Default for Calibration {
     fn default() -> Self {
-        Calibration {
-            factor: 1.0,
-            samples: 0,
-            last: None,
-        }
+        Calibration { factor: 1.0, samples: 0, last: None }
     }
 }
 
@@ -65,13 +61,8 @@ impl Calibration {
     pub fn observe(&mut self, position: usize, prompt_tokens: u64, local_before: u64) {
         if let Some((p, prompt, local)) = self.last {
             if position > p && local_before >= local + MIN_GROWTH && prompt_tokens > prompt {
-                let sample = ((prompt_tokens - prompt) as f64 / (local_before - local) as f64)
-                    .clamp(0.5, 3.0);
-                self.factor = if self.samples == 0 {
-                    sample
-                } else {
-                    (self.factor + sample) / 2.0
-                };
+                let sample = ((prompt_tokens - prompt) as f64 / (local_before - local) as f64).clamp(0.5, 3.0);
+                self.factor = if self.samples == 0 { sample } else { (self.factor + sample) / 2.0 };
                 self.samples += 1;
             }
         }

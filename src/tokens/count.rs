@@ -13,6 +13,9 @@ pub struct PartCount {
     pub total: u64,
     /// The share a prune would clear (a completed tool output, attachments included).
     pub output: u64,
+    /// For an output already pruned: what the prune freed (provider usage reported before the
+    /// prune still includes it).
+    pub cleared: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -37,56 +40,29 @@ impl Counter {
 
     pub fn part(&self, part: &Part) -> PartCount {
         match part {
-            Part::Text(p) => PartCount {
-                total: self.text(&p.text),
-                output: 0,
-            },
-            Part::Reasoning(p) => PartCount {
-                total: self.text(&p.text),
-                output: 0,
-            },
-            Part::File(f) => PartCount {
-                total: self.file(f),
-                output: 0,
-            },
-            Part::Compaction(_) => PartCount {
-                total: self.text(markers::COMPACTION_REQUEST),
-                output: 0,
-            },
+            Part::Text(p) => PartCount { total: self.text(&p.text), output: 0, cleared: 0 },
+            Part::Reasoning(p) => PartCount { total: self.text(&p.text), output: 0, cleared: 0 },
+            Part::File(f) => PartCount { total: self.file(f), output: 0, cleared: 0 },
+            Part::Compaction(_) => PartCount { total: self.text(markers::COMPACTION_REQUEST), output: 0, cleared: 0 },
             Part::Tool(t) => {
                 let call = self.text(&t.tool) + self.text(&json(t.state.input()));
                 match &t.state {
-                    ToolState::Completed {
-                        compacted_at: Some(_),
-                        ..
-                    } => PartCount {
-                        total: call + self.text(markers::PRUNED),
-                        output: 0,
-                    },
-                    ToolState::Completed {
-                        output,
-                        attachments,
-                        ..
-                    } => {
-                        let out = self.text(output)
-                            + attachments
-                                .iter()
-                                .flatten()
-                                .map(|a| self.file(a))
-                                .sum::<u64>();
-                        PartCount {
-                            total: call + out,
-                            output: out,
+                    ToolState::Completed { output, attachments, compacted_at, .. } => {
+                        let out = self.text(output) + attachments.iter().flatten().map(|a| self.file(a)).sum::<u64>();
+                        match compacted_at {
+                            Some(_) => {
+                                let marker = self.text(markers::PRUNED);
+                                PartCount { total: call + marker, output: 0, cleared: out.saturating_sub(marker) }
+                            }
+                            None => PartCount { total: call + out, output: out, cleared: 0 },
                         }
                     }
-                    ToolState::Error { error, .. } => PartCount {
-                        total: call + self.text(error),
-                        output: 0,
-                    },
-                    ToolState::Pending { .. } | ToolState::Running { .. } => PartCount {
-                        total: call + self.text(markers::INTERRUPTED),
-                        output: 0,
-                    },
+                    ToolState::Error { error, .. } => {
+                        PartCount { total: call + self.text(error), output: 0, cleared: 0 }
+                    }
+                    ToolState::Pending { .. } | ToolState::Running { .. } => {
+                        PartCount { total: call + self.text(markers::INTERRUPTED), output: 0, cleared: 0 }
+                    }
                 }
             }
             Part::Other(_) => PartCount::default(),
@@ -116,10 +92,7 @@ mod tests {
 
     #[test]
     fn counts_media_at_a_fixed_cost_and_prunable_output_apart() {
-        let c = Counter {
-            tokenizer: Tokenizer::Estimate,
-            image_tokens: 1200,
-        };
+        let c = Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1200 };
         let m = parse_message(json!({"id": "m", "role": "assistant", "parts": [
             {"type": "file", "id": "f", "mime": "image/png", "url": format!("data:image/png;base64,{}", "A".repeat(100_000))},
             {"type": "tool", "id": "t", "callID": "c", "tool": "bash", "state": {"status": "completed", "input": {"cmd": "ls"}, "output": "a b c d e f g"}}

@@ -101,33 +101,18 @@ mod tests {
 
     #[test]
     fn stays_close_to_o200k_where_chars_over_4_fails() {
-        let prose =
-            "The quick brown fox jumps over the lazy dog, then checks the build log again. "
-                .repeat(30);
-        let code = "fn main(){let v:Vec<u32>=(0..10).map(|x|x*2).filter(|x|x%3==0).collect();println!(\"{v:?}\");}\n".repeat(30);
+        let prose = "The quick brown fox jumps over the lazy dog, then checks the build log again. ".repeat(30);
+        let code = "fn main(){let v:Vec<u32>=(0..10).map(|x|x*2).filter(|x|x%3==0).collect();println!(\"{v:?}\");}\n"
+            .repeat(30);
         let cjk = "上下文压缩是编码代理的核心能力，需要保留关键信息和文件路径。\n".repeat(30);
         let json = r#"{"path":"/src/lib.rs","line":42,"ok":true,"id":"c9f16248d0"}"#.repeat(30);
-        for (name, text) in [
-            ("prose", prose),
-            ("code", code),
-            ("cjk", cjk),
-            ("json", json),
-        ] {
+        for (name, text) in [("prose", prose), ("code", code), ("cjk", cjk), ("json", json)] {
             let (est, quarter) = errors(&text);
             // o200k merges common Chinese phrases; the estimate errs on the safe (high) side there.
             let tolerance = if name == "cjk" { 0.4 } else { 0.3 };
-            assert!(
-                est <= tolerance,
-                "{name}: estimate off by {:.0}%",
-                est * 100.0
-            );
+            assert!(est <= tolerance, "{name}: estimate off by {:.0}%", est * 100.0);
             if name != "prose" {
-                assert!(
-                    est < quarter,
-                    "{name}: estimate {:.0}% vs chars/4 {:.0}%",
-                    est * 100.0,
-                    quarter * 100.0
-                );
+                assert!(est < quarter, "{name}: estimate {:.0}% vs chars/4 {:.0}%", est * 100.0, quarter * 100.0);
             }
         }
     }

@@ -21,9 +21,9 @@ impl Encoding {
         match name {
             "o200k" | "o200k_base" => Ok(Encoding::O200k),
             "cl100k" | "cl100k_base" => Ok(Encoding::Cl100k),
-            other => Err(CfError::invalid_argument(format!(
-                "unknown encoding {other:?}: expected \"o200k\" or \"cl100k\""
-            ))),
+            other => {
+                Err(CfError::invalid_argument(format!("unknown encoding {other:?}: expected \"o200k\" or \"cl100k\"")))
+            }
         }
     }
 
@@ -118,8 +118,7 @@ mod tests {
         let mut checked = 0;
         for group in groups.flatten().filter(|g| g.path().is_dir()) {
             for file in std::fs::read_dir(group.path()).unwrap().flatten() {
-                let text =
-                    String::from_utf8_lossy(&std::fs::read(file.path()).unwrap()).into_owned();
+                let text = String::from_utf8_lossy(&std::fs::read(file.path()).unwrap()).into_owned();
                 // Line by line keeps tiktoken's quadratic worst case (one huge piece) out of the test.
                 for line in text.lines().step_by(7).take(60) {
                     let line: String = line.chars().take(20_000).collect();
@@ -129,10 +128,7 @@ mod tests {
                         "o200k differs on a line of {:?}",
                         file.path()
                     );
-                    assert_eq!(
-                        count_tokens(&line, Encoding::Cl100k),
-                        cl100k.encode_ordinary(&line).len() as u64
-                    );
+                    assert_eq!(count_tokens(&line, Encoding::Cl100k), cl100k.encode_ordinary(&line).len() as u64);
                     checked += 1;
                 }
             }

@@ -53,26 +53,11 @@ mod tests {
 
     #[test]
     fn picks_a_tokenizer_by_model() {
-        assert_eq!(
-            Tokenizer::for_model("openai", "gpt-5"),
-            Tokenizer::Exact(Encoding::O200k)
-        );
-        assert_eq!(
-            Tokenizer::for_model("azure", "gpt-4o-mini"),
-            Tokenizer::Exact(Encoding::O200k)
-        );
-        assert_eq!(
-            Tokenizer::for_model("openai", "gpt-4-turbo"),
-            Tokenizer::Exact(Encoding::Cl100k)
-        );
-        assert_eq!(
-            Tokenizer::for_model("openrouter", "openai/o3"),
-            Tokenizer::Exact(Encoding::O200k)
-        );
-        assert_eq!(
-            Tokenizer::for_model("anthropic", "claude-sonnet-4"),
-            Tokenizer::Estimate
-        );
+        assert_eq!(Tokenizer::for_model("openai", "gpt-5"), Tokenizer::Exact(Encoding::O200k));
+        assert_eq!(Tokenizer::for_model("azure", "gpt-4o-mini"), Tokenizer::Exact(Encoding::O200k));
+        assert_eq!(Tokenizer::for_model("openai", "gpt-4-turbo"), Tokenizer::Exact(Encoding::Cl100k));
+        assert_eq!(Tokenizer::for_model("openrouter", "openai/o3"), Tokenizer::Exact(Encoding::O200k));
+        assert_eq!(Tokenizer::for_model("anthropic", "claude-sonnet-4"), Tokenizer::Estimate);
         assert!(Tokenizer::parse("p50k").is_err());
     }
 }

@@ -41,9 +41,7 @@ pub fn facts<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Facts {
                 .parts
                 .iter()
                 .filter_map(|p| match p {
-                    Part::Text(t) if t.synthetic != Some(true) && !t.text.trim().is_empty() => {
-                        Some(t.text.as_str())
-                    }
+                    Part::Text(t) if t.synthetic != Some(true) && !t.text.trim().is_empty() => Some(t.text.as_str()),
                     _ => None,
                 })
                 .collect();
@@ -62,22 +60,16 @@ pub fn facts<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Facts {
                 }
                 Part::Tool(t) => {
                     let input = t.state.input();
-                    if let Some(cmd) = input
-                        .get("command")
-                        .or_else(|| input.get("cmd"))
-                        .and_then(|c| c.as_str())
-                    {
+                    if let Some(cmd) = input.get("command").or_else(|| input.get("cmd")).and_then(|c| c.as_str()) {
                         if !t.tool.to_ascii_lowercase().contains("editor") {
                             f.commands.push(quote(cmd));
                         }
                     }
                     match &t.state {
-                        ToolState::Error { error, .. } => {
-                            f.errors.push(quote(&format!("{}: {}", t.tool, error)))
+                        ToolState::Error { error, .. } => f.errors.push(quote(&format!("{}: {}", t.tool, error))),
+                        ToolState::Pending { .. } | ToolState::Running { .. } => {
+                            f.open_tool_calls.push(quote(&format!("{}({})", t.tool, input)))
                         }
-                        ToolState::Pending { .. } | ToolState::Running { .. } => f
-                            .open_tool_calls
-                            .push(quote(&format!("{}({})", t.tool, input))),
                         ToolState::Completed { .. } => {}
                     }
                 }

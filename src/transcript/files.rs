@@ -18,25 +18,13 @@ impl FileOps {
         self.read.difference(&self.modified).cloned().collect()
     }
 
-    pub fn merge(
-        &mut self,
-        read: impl IntoIterator<Item = String>,
-        modified: impl IntoIterator<Item = String>,
-    ) {
+    pub fn merge(&mut self, read: impl IntoIterator<Item = String>, modified: impl IntoIterator<Item = String>) {
         self.read.extend(read);
         self.modified.extend(modified);
     }
 }
 
-const PATH_KEYS: &[&str] = &[
-    "path",
-    "file_path",
-    "filePath",
-    "filename",
-    "file",
-    "notebook_path",
-    "target_file",
-];
+const PATH_KEYS: &[&str] = &["path", "file_path", "filePath", "filename", "file", "notebook_path", "target_file"];
 
 fn paths(input: &Value) -> Vec<String> {
     let mut out: Vec<String> = PATH_KEYS
@@ -66,12 +54,8 @@ fn op(tool: &str, input: &Value) -> Option<Op> {
             return Some(if cmd == "view" { Op::Read } else { Op::Modify });
         }
     }
-    const MODIFY: &[&str] = &[
-        "write", "edit", "patch", "create", "replace", "insert", "delete", "move", "rename",
-    ];
-    const READ: &[&str] = &[
-        "read", "view", "cat", "open", "grep", "glob", "search", "list", "ls",
-    ];
+    const MODIFY: &[&str] = &["write", "edit", "patch", "create", "replace", "insert", "delete", "move", "rename"];
+    const READ: &[&str] = &["read", "view", "cat", "open", "grep", "glob", "search", "list", "ls"];
     if MODIFY.iter().any(|w| t.contains(w)) {
         Some(Op::Modify)
     } else if READ.iter().any(|w| t.contains(w)) {
@@ -121,9 +105,6 @@ mod tests {
         let mut ops = FileOps::default();
         track_files([&m], &mut ops);
         assert_eq!(ops.read_only(), ["c.py", "src/a.rs"]);
-        assert_eq!(
-            ops.modified.iter().collect::<Vec<_>>(),
-            ["d.py", "src/b.rs"]
-        );
+        assert_eq!(ops.modified.iter().collect::<Vec<_>>(), ["d.py", "src/b.rs"]);
     }
 }

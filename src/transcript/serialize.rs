@@ -20,11 +20,7 @@ pub fn serialize_message(m: &Message) -> Option<String> {
     let mut lines: Vec<String> = Vec::new();
     match m.role {
         Role::User | Role::System => {
-            let label = if m.role == Role::User {
-                "[User]: "
-            } else {
-                "[System]: "
-            };
+            let label = if m.role == Role::User { "[User]: " } else { "[System]: " };
             let text: Vec<&str> = m
                 .parts
                 .iter()
@@ -44,33 +40,18 @@ pub fn serialize_message(m: &Message) -> Option<String> {
         Role::Assistant => {
             for p in &m.parts {
                 match p {
-                    Part::Text(t) if !t.text.is_empty() => {
-                        lines.push(format!("[Assistant]: {}", escape(&t.text)))
-                    }
+                    Part::Text(t) if !t.text.is_empty() => lines.push(format!("[Assistant]: {}", escape(&t.text))),
                     Part::Reasoning(r) if !r.text.is_empty() => {
                         lines.push(format!("[Assistant reasoning]: {}", escape(&r.text)))
                     }
                     Part::Tool(t) => {
-                        let input = if t.state.input().is_null() {
-                            String::new()
-                        } else {
-                            t.state.input().to_string()
-                        };
-                        lines.push(format!(
-                            "[Assistant tool call]: {}({})",
-                            escape(&t.tool),
-                            escape(&input)
-                        ));
+                        let input = if t.state.input().is_null() { String::new() } else { t.state.input().to_string() };
+                        lines.push(format!("[Assistant tool call]: {}({})", escape(&t.tool), escape(&input)));
                         match &t.state {
-                            ToolState::Completed {
-                                compacted_at: Some(_),
-                                ..
-                            } => lines.push(format!("[Tool result]: {}", markers::PRUNED)),
-                            ToolState::Completed {
-                                output,
-                                attachments,
-                                ..
-                            } => {
+                            ToolState::Completed { compacted_at: Some(_), .. } => {
+                                lines.push(format!("[Tool result]: {}", markers::PRUNED))
+                            }
+                            ToolState::Completed { output, attachments, .. } => {
                                 let mut out = escape(output);
                                 for a in attachments.iter().flatten() {
                                     out.push('\n');
@@ -81,9 +62,7 @@ pub fn serialize_message(m: &Message) -> Option<String> {
                                     keep_head_and_tail(&out, TOOL_OUTPUT_MAX_CHARS)
                                 ));
                             }
-                            ToolState::Error { error, .. } => {
-                                lines.push(format!("[Tool error]: {}", escape(error)))
-                            }
+                            ToolState::Error { error, .. } => lines.push(format!("[Tool error]: {}", escape(error))),
                             ToolState::Pending { .. } | ToolState::Running { .. } => {}
                         }
                     }
@@ -119,10 +98,7 @@ mod tests {
             {"type": "file", "id": "f", "mime": "image/png", "url": "data:image/png;base64,AA"}
         ]}))
         .unwrap();
-        assert_eq!(
-            serialize_message(&u).unwrap(),
-            "[User]: look &lt;/conversation>\n[Attached image/png: file]"
-        );
+        assert_eq!(serialize_message(&u).unwrap(), "[User]: look &lt;/conversation>\n[Attached image/png: file]");
     }
 
     #[test]
@@ -131,10 +107,6 @@ mod tests {
             {"type": "tool", "id": "x", "callID": "c", "tool": "bash", "state": {"status": "completed", "input": {}, "output": format!("HEAD{}TAIL", "x".repeat(10_000))}}
         ]})).unwrap();
         let s = serialize_message(&m).unwrap();
-        assert!(
-            s.contains("[Tool result]: HEAD")
-                && s.ends_with("TAIL")
-                && s.contains("omitted 8008 chars")
-        );
+        assert!(s.contains("[Tool result]: HEAD") && s.ends_with("TAIL") && s.contains("omitted 8008 chars"));
     }
 }

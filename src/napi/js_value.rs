@@ -1,0 +1,245 @@
+//! JS values to JSON with JSON.stringify's reading of what JSON cannot hold: a non-finite number
+//! becomes null, and `undefined`, functions and symbols are left out of objects (null in arrays).
+//! So a NaN token count reaches validation, which names the message and the field, instead of
+//! failing the conversion. Nesting is bounded (which also stops cycles).
+
+use std::ptr;
+
+use napi::sys;
+use serde_json::{Map, Number, Value};
+
+/// Deeper values are rejected (JSON parsers commonly stop at 128; tool arguments rarely pass 20).
+pub const MAX_DEPTH: usize = 512;
+
+fn check(status: sys::napi_status, what: &str) -> Result<(), String> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(format!("could not read {what} from JS"))
+    }
+}
+
+unsafe fn type_of(env: sys::napi_env, v: sys::napi_value) -> Result<sys::napi_valuetype, String> {
+    let mut t = 0;
+    check(unsafe { sys::napi_typeof(env, v, &mut t) }, "a value's type")?;
+    Ok(t)
+}
+
+/// Where the reader is, and the first problem it met. A value too deep becomes null and is
+/// reported here, so the caller still sees the rest (a message's id, say) when it explains.
+#[derive(Default)]
+pub struct Reader {
+    path: Vec<String>,
+    pub problem: Option<String>,
+}
+
+/// Path segments are kept this deep (enough to say where, without a cost on every value).
+const PATH_DEPTH: usize = 4;
+
+impl Reader {
+    fn enter(&mut self, depth: usize, segment: impl FnOnce() -> String) {
+        if depth < PATH_DEPTH {
+            self.path.push(segment());
+        }
+    }
+
+    fn leave(&mut self, depth: usize) {
+        if depth < PATH_DEPTH {
+            self.path.pop();
+        }
+    }
+
+    fn report(&mut self, depth: usize, what: &str) {
+        if self.problem.is_none() {
+            let more = if depth > PATH_DEPTH { "…" } else { "" };
+            let path = self.path.concat();
+            self.problem = Some(if path.is_empty() { what.to_string() } else { format!("{path}{more}: {what}") });
+        }
+    }
+}
+
+/// Reads `v`; `None` for what JSON leaves out (`undefined`, functions, symbols).
+///
+/// # Safety
+/// `env` and `v` must be live handles of the current call.
+pub unsafe fn from_js(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    depth: usize,
+    r: &mut Reader,
+) -> Result<Option<Value>, String> {
+    Ok(Some(match unsafe { type_of(env, v)? } {
+        sys::ValueType::napi_undefined | sys::ValueType::napi_function | sys::ValueType::napi_symbol => {
+            return Ok(None)
+        }
+        sys::ValueType::napi_null => Value::Null,
+        sys::ValueType::napi_boolean => {
+            let mut b = false;
+            check(unsafe { sys::napi_get_value_bool(env, v, &mut b) }, "a boolean")?;
+            Value::Bool(b)
+        }
+        sys::ValueType::napi_number => {
+            let mut n = 0.0;
+            check(unsafe { sys::napi_get_value_double(env, v, &mut n) }, "a number")?;
+            number(n)
+        }
+        sys::ValueType::napi_bigint => {
+            let (mut n, mut lossless) = (0i64, false);
+            check(unsafe { sys::napi_get_value_bigint_int64(env, v, &mut n, &mut lossless) }, "a bigint")?;
+            if !lossless {
+                r.report(depth, "a bigint does not fit in 64 bits");
+                return Ok(Some(Value::Null));
+            }
+            Value::Number(n.into())
+        }
+        sys::ValueType::napi_string => Value::String(unsafe { string(env, v)? }),
+        sys::ValueType::napi_object => {
+            if depth >= MAX_DEPTH {
+                r.report(depth, &format!("nested deeper than {MAX_DEPTH} levels (or a cycle)"));
+                return Ok(Some(Value::Null));
+            }
+            let mut is_array = false;
+            check(unsafe { sys::napi_is_array(env, v, &mut is_array) }, "an array")?;
+            if is_array {
+                Value::Array(unsafe { array(env, v, depth, r)? })
+            } else {
+                Value::Object(unsafe { object(env, v, depth, r)? })
+            }
+        }
+        _ => return Ok(None),
+    }))
+}
+
+fn number(n: f64) -> Value {
+    if !n.is_finite() {
+        Value::Null
+    } else if n.fract() == 0.0 && n.abs() < 9_007_199_254_740_992.0 {
+        Value::Number((n as i64).into())
+    } else {
+        Number::from_f64(n).map_or(Value::Null, Value::Number)
+    }
+}
+
+unsafe fn string(env: sys::napi_env, v: sys::napi_value) -> Result<String, String> {
+    let mut len = 0;
+    check(unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) }, "a string")?;
+    let mut buf = vec![0u8; len + 1];
+    let mut written = 0;
+    check(
+        unsafe { sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast(), buf.len(), &mut written) },
+        "a string",
+    )?;
+    buf.truncate(written);
+    // N-API writes UTF-8 (lone surrogates become U+FFFD).
+    String::from_utf8(buf).map_err(|_| "a string is not valid UTF-8".into())
+}
+
+unsafe fn array(env: sys::napi_env, v: sys::napi_value, depth: usize, r: &mut Reader) -> Result<Vec<Value>, String> {
+    let mut len = 0u32;
+    check(unsafe { sys::napi_get_array_length(env, v, &mut len) }, "an array's length")?;
+    let mut out = Vec::with_capacity(len as usize);
+    for i in 0..len {
+        let mut element = ptr::null_mut();
+        check(unsafe { sys::napi_get_element(env, v, i, &mut element) }, "an array element")?;
+        r.enter(depth, || format!("[{i}]"));
+        out.push(unsafe { from_js(env, element, depth + 1, r)? }.unwrap_or(Value::Null));
+        r.leave(depth);
+    }
+    Ok(out)
+}
+
+unsafe fn object(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    depth: usize,
+    r: &mut Reader,
+) -> Result<Map<String, Value>, String> {
+    let mut keys = ptr::null_mut();
+    check(
+        unsafe {
+            sys::napi_get_all_property_names(
+                env,
+                v,
+                sys::KeyCollectionMode::own_only,
+                sys::KeyFilter::enumerable | sys::KeyFilter::skip_symbols,
+                sys::KeyConversion::numbers_to_strings,
+                &mut keys,
+            )
+        },
+        "an object's keys",
+    )?;
+    let mut len = 0u32;
+    check(unsafe { sys::napi_get_array_length(env, keys, &mut len) }, "an object's keys")?;
+    let mut out = Map::new();
+    for i in 0..len {
+        let mut key = ptr::null_mut();
+        check(unsafe { sys::napi_get_element(env, keys, i, &mut key) }, "a key")?;
+        let name = unsafe { string(env, key)? };
+        let mut value = ptr::null_mut();
+        check(unsafe { sys::napi_get_property(env, v, key, &mut value) }, "a property")?;
+        r.enter(depth, || if depth == 0 { name.clone() } else { format!(".{name}") });
+        let value = unsafe { from_js(env, value, depth + 1, r)? };
+        r.leave(depth);
+        if let Some(value) = value {
+            out.insert(name, value);
+        }
+    }
+    Ok(out)
+}
+
+/// Builds the JS value of `v`. Keys are defined as own data properties, so a `__proto__` key in
+/// the data (tool input from a model, say) stays data instead of replacing the prototype.
+///
+/// # Safety
+/// `env` must be the live environment of the current call.
+pub unsafe fn to_js(env: sys::napi_env, v: &Value) -> Result<sys::napi_value, String> {
+    let mut out = ptr::null_mut();
+    match v {
+        Value::Null => check(unsafe { sys::napi_get_null(env, &mut out) }, "null")?,
+        Value::Bool(b) => check(unsafe { sys::napi_get_boolean(env, *b, &mut out) }, "a boolean")?,
+        Value::Number(n) => {
+            let f = n.as_f64().unwrap_or(0.0);
+            check(unsafe { sys::napi_create_double(env, f, &mut out) }, "a number")?
+        }
+        Value::String(s) => check(
+            unsafe { sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out) },
+            "a string",
+        )?,
+        Value::Array(items) => {
+            check(unsafe { sys::napi_create_array_with_length(env, items.len(), &mut out) }, "an array")?;
+            for (i, item) in items.iter().enumerate() {
+                let element = unsafe { to_js(env, item)? };
+                check(unsafe { sys::napi_set_element(env, out, i as u32, element) }, "an array element")?;
+            }
+        }
+        Value::Object(map) => {
+            check(unsafe { sys::napi_create_object(env, &mut out) }, "an object")?;
+            for (key, value) in map {
+                let value = unsafe { to_js(env, value)? };
+                let mut name = ptr::null_mut();
+                check(
+                    unsafe { sys::napi_create_string_utf8(env, key.as_ptr().cast(), key.len() as isize, &mut name) },
+                    "a key",
+                )?;
+                if key == "__proto__" {
+                    let descriptor = sys::napi_property_descriptor {
+                        utf8name: ptr::null(),
+                        name,
+                        method: None,
+                        getter: None,
+                        setter: None,
+                        value,
+                        attributes: sys::PropertyAttributes::writable
+                            | sys::PropertyAttributes::enumerable
+                            | sys::PropertyAttributes::configurable,
+                        data: ptr::null_mut(),
+                    };
+                    check(unsafe { sys::napi_define_properties(env, out, 1, &descriptor) }, "a property")?;
+                } else {
+                    check(unsafe { sys::napi_set_property(env, out, name, value) }, "a property")?;
+                }
+            }
+        }
+    }
+    Ok(out)
+}
