@@ -77,9 +77,10 @@ fn protected_head(h: &History, order: &[usize], opts: &PrepareOptions) -> usize 
                 break;
             }
             turns_seen += 1;
-        } else if m.compaction().is_some() || m.is_summary() {
-            break;
-        } else if turns_seen == 0 && !(m.role == crate::model::Role::System && opts.protect_system != Some(false)) {
+        } else if m.compaction().is_some()
+            || m.is_summary()
+            || turns_seen == 0 && !(m.role == crate::model::Role::System && opts.protect_system != Some(false))
+        {
             break;
         }
         n = k + 1;
