@@ -1,3 +1,5 @@
 fn main() {
-    napi_build::setup();
+    if std::env::var_os("CARGO_FEATURE_NODE").is_some() {
+        napi_build::setup();
+    }
 }

@@ -280,6 +280,12 @@ export declare function countTokens(text: string, encoding: 'o200k' | 'cl100k'):
 /** `countTokens` off the JS thread, for large text; abortable. */
 export declare function countTokensAsync(text: string, encoding: 'o200k' | 'cl100k', signal?: AbortSignal): Promise<number>
 
+/**
+ * Escapes text for a summarizer prompt the way transcript blocks are escaped: the `<` of a
+ * reserved tag becomes `&lt;` and a line that starts like a transcript marker gets a backslash.
+ */
+export declare function escapeText(text: string): string
+
 /** Tokenizer-free estimate, calibrated per character class (not chars/4). */
 export declare function estimateTokens(text: string): number
 

@@ -838,6 +838,7 @@ module.exports = nativeBinding
 module.exports.Session = nativeBinding.Session
 module.exports.countTokens = nativeBinding.countTokens
 module.exports.countTokensAsync = nativeBinding.countTokensAsync
+module.exports.escapeText = nativeBinding.escapeText
 module.exports.estimateTokens = nativeBinding.estimateTokens
 module.exports.filterCompacted = nativeBinding.filterCompacted
 module.exports.isOverflow = nativeBinding.isOverflow

@@ -1,5 +1,5 @@
 //! Fits the weights of `estimate_tokens` to o200k on the texts inside ../shared/corpus and prints
-//! them with the fit's error. Run: `cargo run --release --example fit_estimate`.
+//! them with the fit's error. Run: `cargo run --release --example fit_estimate --no-default-features --features tools`.
 
 use contextfold::tokens::{count_tokens, estimate_tokens, Encoding, Features};
 use serde_json::Value;

@@ -11,4 +11,5 @@ pub mod session;
 pub mod tokens;
 pub mod transcript;
 
+#[cfg(feature = "node")]
 mod napi;

@@ -216,3 +216,10 @@ pub fn count_tokens_async(
         Ok(AsyncTask::new(CountTask { text, encoding, abort }))
     })
 }
+
+/// Escapes text for a summarizer prompt the way transcript blocks are escaped: the `<` of a
+/// reserved tag becomes `&lt;` and a line that starts like a transcript marker gets a backslash.
+#[napi]
+pub fn escape_text(#[napi(ts_arg_type = "string")] text: Text) -> Result<String> {
+    guard(|| Ok(crate::transcript::escape(&text.get("text")?)))
+}

@@ -317,6 +317,7 @@ impl History {
         let found = policy::prune(&self.entries, &self.opts.compaction);
         let now = self.tick();
         let mut outcome = PruneOutcome::default();
+        let mut freed = 0i64;
         for (i, j) in found.victims {
             let entry = &mut self.entries[i];
             if let Part::Tool(t) = &mut entry.msg.parts[j] {
@@ -325,15 +326,17 @@ impl History {
                 }
             }
             let count = self.counter.part(&entry.msg.parts[j]);
-            let freed = entry.parts[j].total.saturating_sub(count.total);
+            // An output shorter than the marker grows a little: the change is signed.
+            let delta = count.total as i64 - entry.parts[j].total as i64;
+            self.prunes.record(now, i, count.cleared);
             entry.parts[j] = count;
-            entry.tokens -= freed;
-            self.sums.add(i, -(freed as i64));
-            self.prunes.record(now, i, freed);
-            outcome.tokens_freed += freed;
+            entry.tokens = (entry.tokens as i64 + delta) as u64;
+            self.sums.add(i, delta);
+            freed -= delta;
             outcome.part_ids.push(entry.msg.parts[j].id().to_string());
             outcome.message_ids.push(entry.msg.id.clone());
         }
+        outcome.tokens_freed = freed.max(0) as u64;
         if outcome.tokens_freed > 0 {
             self.calibration.rebase();
         }

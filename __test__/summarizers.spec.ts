@@ -1,0 +1,310 @@
+// The summarizers: OpenAI-compatible (real HTTP server), AI SDK (MockLanguageModelV2, ai v5), extractive;
+// and the error classification compact() relies on.
+import { APICallError } from 'ai'
+import { MockLanguageModelV2 } from 'ai/test'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+
+import {
+  TEMPLATES,
+  aiSdkSummarizer,
+  classifyError,
+  compact,
+  extractiveSummary,
+  openAICompatibleSummarizer,
+  parseSections,
+  usageFromAiSdk,
+} from '../dist/index.js'
+import type { CompactionPlan, SummaryRequest } from '../dist/index.js'
+import { plantedSession, smallSession, snapshot, CONSTRAINT, LAST_ERROR } from './compact-fixtures.js'
+import { FakeOpenAI } from './fake-openai.js'
+
+const server = new FakeOpenAI()
+beforeAll(() => server.start())
+afterAll(() => server.close())
+beforeEach(() => server.reset())
+
+const REQ: SummaryRequest = { system: 'SYS', prompt: 'PROMPT', maxOutputTokens: 1234 }
+
+describe('openAICompatibleSummarizer', () => {
+  it('sends a chat completion and maps the answer, usage and model', async () => {
+    const s = openAICompatibleSummarizer({
+      baseURL: `${server.baseURL}/`,
+      apiKey: 'k1',
+      model: 'gpt-x',
+      headers: { 'x-session-affinity': 'abc' },
+      temperature: 0.2,
+      body: { reasoning_effort: 'low' },
+      providerID: 'openrouter',
+    })
+    server.script({
+      text: 'the summary',
+      finish: 'stop',
+      model: 'gpt-x-2025',
+      usage: { prompt_tokens: 100, completion_tokens: 20, total_tokens: 120, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 5 } },
+    })
+    const out = await s(REQ)
+    expect(out).toEqual({
+      text: 'the summary',
+      finishReason: 'stop',
+      usage: { input: 100, output: 20, total: 120, cacheRead: 64, reasoning: 5 },
+      model: { providerID: 'openrouter', modelID: 'gpt-x-2025' },
+    })
+    const req = server.requests[0]!
+    expect(req.path).toBe('/v1/chat/completions')
+    expect(req.headers.authorization).toBe('Bearer k1')
+    expect(req.headers['x-session-affinity']).toBe('abc')
+    expect(req.body).toMatchObject({
+      model: 'gpt-x',
+      messages: [
+        { role: 'system', content: 'SYS' },
+        { role: 'user', content: 'PROMPT' },
+      ],
+      max_tokens: 1234,
+      stream: false,
+      temperature: 0.2,
+      reasoning_effort: 'low',
+    })
+  })
+
+  it('uses max_completion_tokens when told, and no Authorization without a key', async () => {
+    const s = openAICompatibleSummarizer({ baseURL: server.baseURL, model: 'o-model', maxTokensField: 'max_completion_tokens' })
+    await s(REQ)
+    const req = server.requests[0]!
+    expect(req.body.max_completion_tokens).toBe(1234)
+    expect(req.body.max_tokens).toBeUndefined()
+    expect(req.headers.authorization).toBeUndefined()
+  })
+
+  it('reads array content parts, through an injected fetch', async () => {
+    const urls: string[] = []
+    const fetchParts: typeof fetch = async (url) => {
+      urls.push(String(url))
+      const body = { choices: [{ message: { content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] }, finish_reason: 'stop' }] }
+      return new Response(JSON.stringify(body), { status: 200 })
+    }
+    const out = await openAICompatibleSummarizer({ baseURL: 'http://127.0.0.1:9/v1//', model: 'm', fetch: fetchParts })(REQ)
+    expect(out.text).toBe('ab')
+    expect(urls).toEqual(['http://127.0.0.1:9/v1/chat/completions'])
+  })
+
+  it.each([
+    [401, { error: { message: 'invalid key' } }, 'CF_AUTH', 'AuthError'],
+    [403, { error: { message: 'forbidden' } }, 'CF_AUTH', 'AuthError'],
+    [429, { error: { message: 'slow down' } }, 'CF_RATE_LIMITED', 'RateLimitError'],
+    [500, 'oops', 'CF_SERVER', 'ServerError'],
+    [503, { error: { message: 'overloaded' } }, 'CF_SERVER', 'ServerError'],
+    [400, { error: { message: "This model's maximum context length is 128000 tokens.", code: 'context_length_exceeded' } }, 'CF_PROMPT_TOO_LONG', 'PromptTooLongError'],
+    [400, { error: { message: 'prompt is too long: 210000 tokens > 200000 maximum' } }, 'CF_PROMPT_TOO_LONG', 'PromptTooLongError'],
+    [413, 'Payload Too Large', 'CF_PROMPT_TOO_LONG', 'PromptTooLongError'],
+    [400, { error: { message: 'unknown parameter: foo' } }, 'CF_SUMMARY_FAILED', 'SummaryFailedError'],
+    [404, { error: { message: 'model not found' } }, 'CF_SUMMARY_FAILED', 'SummaryFailedError'],
+  ] as const)('HTTP %i → %s', async (status, body, code, name) => {
+    const s = openAICompatibleSummarizer({ baseURL: server.baseURL, model: 'm' })
+    server.script({ status, body })
+    const err = await s(REQ).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code: string; status: number },
+    )
+    expect(err).toBeInstanceOf(Error)
+    expect(err).toMatchObject({ code, name, status })
+    expect(err!.message).toContain(`HTTP ${status}`)
+  })
+
+  it('an error object in a 200 answer is an error too', async () => {
+    const fetch200: typeof fetch = async () => new Response(JSON.stringify({ error: { message: 'upstream failed', code: 502 } }), { status: 200 })
+    await expect(openAICompatibleSummarizer({ baseURL: 'http://x/v1', model: 'm', fetch: fetch200 })(REQ)).rejects.toMatchObject({ code: 'CF_SERVER', status: 502 })
+  })
+
+  it('a non-JSON answer is CF_SUMMARY_FAILED (fallback-eligible)', async () => {
+    const fetchHTML: typeof fetch = async () => new Response('<html>gateway</html>', { status: 200 })
+    await expect(openAICompatibleSummarizer({ baseURL: 'http://x/v1', model: 'm', fetch: fetchHTML })(REQ)).rejects.toMatchObject({ code: 'CF_SUMMARY_FAILED' })
+  })
+
+  it('aborts the HTTP request with its signal', async () => {
+    const s = openAICompatibleSummarizer({ baseURL: server.baseURL, model: 'm' })
+    server.script({ hang: true })
+    const ac = new AbortController()
+    const pending = s(REQ, ac.signal)
+    const req = await server.request(0)
+    ac.abort()
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'CF_ABORTED' })
+    await req.closedEarly
+  })
+})
+
+describe('aiSdkSummarizer (ai v5, MockLanguageModelV2)', () => {
+  const ok = (textOut: string, finishReason: 'stop' | 'length' = 'stop') => ({
+    content: [{ type: 'text' as const, text: textOut }],
+    finishReason,
+    usage: { inputTokens: 300, outputTokens: 30, totalTokens: 330, cachedInputTokens: 100 },
+    warnings: [],
+  })
+
+  it('calls generateText with system, prompt and maxOutputTokens and maps the result', async () => {
+    const model = new MockLanguageModelV2({ provider: 'mock-provider', modelId: 'mock-model', doGenerate: async () => ok('## Goal\n- from the AI SDK') })
+    const s = smallSession()
+    const r = await compact(s, { summarizer: aiSdkSummarizer(model, { maxRetries: 0 }) })
+    expect(r).toMatchObject({ status: 'compacted', fallback: false })
+    expect(r.summary).toContain('- from the AI SDK')
+    const call = model.doGenerateCalls[0]!
+    expect(call.maxOutputTokens).toBe(r.plan!.summaryBudget)
+    expect(call.prompt[0]).toMatchObject({ role: 'system' })
+    expect(JSON.stringify(call.prompt[0])).toContain('summarization assistant')
+    expect(JSON.stringify(call.prompt[1])).toContain('<conversation>')
+    const summary = s.context().find((m) => m.summary)!
+    expect(summary.tokens).toMatchObject({ input: 300, output: 30, total: 330, cacheRead: 100 })
+    expect(summary.model).toMatchObject({ providerID: 'mock-provider' })
+  })
+
+  it('a summary cut off at the budget (finishReason "length") falls back', async () => {
+    const model = new MockLanguageModelV2({ doGenerate: async () => ok('## Goal\n- cut', 'length') })
+    const r = await compact(smallSession(), { summarizer: aiSdkSummarizer(model, { maxRetries: 0 }) })
+    expect(r).toMatchObject({ status: 'compacted', fallback: true, error: { code: 'CF_INVALID_SUMMARY' } })
+  })
+
+  it("an APICallError 401 is an auth failure: session unchanged", async () => {
+    const model = new MockLanguageModelV2({
+      doGenerate: async () => {
+        throw new APICallError({ message: 'Unauthorized', url: 'https://api.example/v1', requestBodyValues: {}, statusCode: 401, responseBody: '{"error":"bad key"}', isRetryable: false })
+      },
+    })
+    const s = smallSession()
+    const before = snapshot(s)
+    const r = await compact(s, { summarizer: aiSdkSummarizer(model, { maxRetries: 0 }) })
+    expect(r).toMatchObject({ status: 'failed', error: { code: 'CF_AUTH', status: 401 } })
+    expect(snapshot(s)).toEqual(before)
+  })
+
+  it('an APICallError 400 "context length" shrinks and retries', async () => {
+    let calls = 0
+    const model = new MockLanguageModelV2({
+      doGenerate: async () => {
+        if (++calls === 1) {
+          throw new APICallError({ message: "This model's maximum context length is 8192 tokens", url: 'u', requestBodyValues: {}, statusCode: 400, isRetryable: false })
+        }
+        return ok('## Goal\n- second try')
+      },
+    })
+    const r = await compact(smallSession(12), { summarizer: aiSdkSummarizer(model, { maxRetries: 0 }) })
+    expect(r).toMatchObject({ status: 'compacted', fallback: false })
+    const [first, second] = model.doGenerateCalls.map((c) => JSON.stringify(c.prompt).length)
+    expect(second!).toBeLessThan(first!)
+  })
+
+  it('passes the abort signal: an abort rejects compact() with AbortError', async () => {
+    const model = new MockLanguageModelV2({
+      doGenerate: (options) =>
+        new Promise((_, reject) => {
+          options.abortSignal?.addEventListener('abort', () => reject(options.abortSignal!.reason))
+        }),
+    })
+    const s = smallSession()
+    const before = snapshot(s)
+    const ac = new AbortController()
+    const pending = compact(s, { summarizer: aiSdkSummarizer(model, { maxRetries: 0 }), signal: ac.signal })
+    while (model.doGenerateCalls.length === 0) await new Promise((r) => setImmediate(r))
+    expect(model.doGenerateCalls[0]!.abortSignal).toBeDefined()
+    ac.abort()
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError', code: 'CF_ABORTED' })
+    expect(snapshot(s)).toEqual(before)
+  })
+
+  it('accepts an injected generateText', async () => {
+    const seen: Array<Record<string, unknown>> = []
+    const s = aiSdkSummarizer('gateway/model-id', {
+      generateText: async (o) => {
+        seen.push(o)
+        return { text: 'x', finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 2, inputTokenDetails: { cacheReadTokens: 3, cacheWriteTokens: 4 }, outputTokenDetails: { reasoningTokens: 5 } } }
+      },
+      settings: { seed: 7 },
+    })
+    const out = await s(REQ)
+    expect(seen[0]).toMatchObject({ model: 'gateway/model-id', system: 'SYS', prompt: 'PROMPT', maxOutputTokens: 1234, seed: 7 })
+    expect(out).toEqual({ text: 'x', finishReason: 'stop', usage: { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, reasoning: 5 }, model: { providerID: 'ai-sdk', modelID: 'gateway/model-id' } })
+  })
+})
+
+describe('usageFromAiSdk', () => {
+  it('maps v5 and v6 usage shapes', () => {
+    expect(usageFromAiSdk({ inputTokens: 10, outputTokens: 2, totalTokens: 12, reasoningTokens: 1, cachedInputTokens: 4 })).toEqual({ input: 10, output: 2, total: 12, reasoning: 1, cacheRead: 4 })
+    expect(usageFromAiSdk({ inputTokens: 10, outputTokens: undefined })).toEqual({ input: 10, output: 0 })
+    expect(usageFromAiSdk({})).toBeUndefined()
+    expect(usageFromAiSdk(undefined)).toBeUndefined()
+  })
+})
+
+describe('classifyError', () => {
+  it.each([
+    [Object.assign(new Error('Failed after 3 attempts'), { name: 'AI_RetryError', lastError: Object.assign(new Error('Unauthorized'), { statusCode: 401 }) }), 'CF_AUTH'],
+    [new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }) }), 'CF_NETWORK'],
+    [Object.assign(new Error('getaddrinfo ENOTFOUND api.example'), { code: 'ENOTFOUND' }), 'CF_NETWORK'],
+    [Object.assign(new Error('Bad Request'), { status: 400, body: '{"error":{"message":"Input is too long for requested model."}}' }), 'CF_PROMPT_TOO_LONG'],
+    [new Error('prompt is too long: 201000 tokens > 200000 maximum'), 'CF_PROMPT_TOO_LONG'],
+    [Object.assign(new Error('Service Unavailable'), { response: { status: 503 } }), 'CF_SERVER'],
+    [Object.assign(new Error('Too Many Requests'), { statusCode: 429 }), 'CF_RATE_LIMITED'],
+    [new DOMException('This operation was aborted', 'AbortError'), 'CF_ABORTED'],
+    [new Error('something odd'), 'CF_SUMMARY_FAILED'],
+    ['a string', 'CF_SUMMARY_FAILED'],
+  ])('%s → %s', (e, code) => {
+    expect(classifyError(e).code).toBe(code)
+  })
+
+  it('fallback is allowed only for errors about the summary itself', () => {
+    expect(classifyError(Object.assign(new Error('x'), { status: 500 })).fallbackAllowed).toBe(true)
+    expect(classifyError(new Error('prompt is too long')).fallbackAllowed).toBe(true)
+    expect(classifyError(Object.assign(new Error('x'), { status: 401 })).fallbackAllowed).toBe(false)
+    expect(classifyError(Object.assign(new Error('x'), { code: 'ECONNRESET' })).fallbackAllowed).toBe(false)
+  })
+})
+
+describe('extractive summary', () => {
+  function planOf(): CompactionPlan {
+    const { session } = plantedSession()
+    return session.prepareCompaction()!
+  }
+
+  it.each(Object.keys(TEMPLATES) as Array<keyof typeof TEMPLATES>)('fills every section of the %s template', (name) => {
+    const plan = planOf()
+    const out = extractiveSummary(plan, { template: name })
+    const headings = out.split('\n').filter((l) => l.startsWith('#'))
+    expect(headings).toEqual(TEMPLATES[name].sections.map((s) => s.heading))
+    expect(out).toContain(CONSTRAINT)
+    expect(out).toContain(LAST_ERROR)
+    expect(extractiveSummary(plan, { template: name })).toBe(out)
+  })
+
+  it('quotes only the user messages that state a constraint or preference under Constraints', () => {
+    const plan = planOf()
+    const sections = parseSections(extractiveSummary(plan))
+    const constraints = sections.get('constraints preferences')!
+    expect(constraints).toEqual([CONSTRAINT])
+    expect(sections.get('goal')![0]).toBe('Original request: Add a --json flag to the `report` command of the CLI.')
+    expect(sections.get('critical context')!.some((i) => i === `Error: bash: ${LAST_ERROR}`)).toBe(true)
+  })
+
+  it('lists the commands run and the tool calls left open', () => {
+    const { session } = plantedSession()
+    session.append({ id: 'uo', role: 'user', parts: [{ type: 'text', id: 'uot', text: 'Deploy it.' }] })
+    session.append({
+      id: 'ao',
+      role: 'assistant',
+      parts: [{ type: 'tool', id: 'aot', callID: 'co', tool: 'bash', state: { status: 'running', input: { command: 'npm run deploy' } } }],
+    })
+    for (let t = 0; t < 6; t++) {
+      session.append({ id: `uz${t}`, role: 'user', parts: [{ type: 'text', id: `uzt${t}`, text: `Status ${t}? ${'more words '.repeat(30)}` }] })
+      session.append({ id: `az${t}`, role: 'assistant', parts: [{ type: 'text', id: `azt${t}`, text: `Still going ${t}. ${'more words '.repeat(30)}` }] })
+    }
+    const plan = session.prepareCompaction()!
+    expect(plan.summarizedIDs).toContain('ao')
+    const sections = parseSections(extractiveSummary(plan))
+    expect(sections.get('in progress')).toEqual(['Unfinished tool call: bash({"command":"npm run deploy"})'])
+    expect(sections.get('done')).toEqual(expect.arrayContaining(['Ran: npx tsc --noEmit', 'Ran: npm run deploy']))
+    expect(sections.get('goal')!.at(-1)).toMatch(/^Latest request: /)
+  })
+
+  it('a previous summary in other sections is kept whole', () => {
+    const plan = { ...planOf(), previousSummary: 'Free-form notes: the deploy key is in vault path secret/ci.' }
+    const out = extractiveSummary(plan)
+    expect(out).toContain('Earlier summary:\n  Free-form notes: the deploy key is in vault path secret/ci.')
+  })
+})

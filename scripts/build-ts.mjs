@@ -1,0 +1,22 @@
+#!/usr/bin/env node
+// Builds the TypeScript layer (ts/ -> dist/) with the project's `tsc`, then marks dist/ as ES modules
+// (the package root stays CommonJS for the napi loader `index.js`). Used by `npm install` and
+// `npm run build:ts`. An installed package ships dist/ and no ts/: nothing to do then.
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+if (!existsSync(join(root, 'ts'))) process.exit(0)
+
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
+if (!existsSync(tsc)) {
+  console.error('contextfold: building dist/ needs the `typescript` dev dependency (run `npm install`).')
+  process.exit(1)
+}
+const result = spawnSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.json')], { cwd: root, stdio: 'inherit' })
+if (result.status !== 0) process.exit(result.status ?? 1)
+
+mkdirSync(join(root, 'dist'), { recursive: true })
+writeFileSync(join(root, 'dist', 'package.json'), '{\n  "type": "module"\n}\n')

@@ -1,0 +1,345 @@
+// compact(): plan natively, summarize (history and split-turn prefix in parallel), validate, fall back,
+// record the summary, then continue or replay. The session changes only in the last, synchronous step.
+import type { CompactionPlan, Message, PrepareOptions, Session, SummaryInput, Usage } from '../index.js'
+import {
+  abortError,
+  classifyError,
+  InvalidArgumentError,
+  InvalidSummaryError,
+  isAbortError,
+  raceAbort,
+  throwIfAborted,
+  type CompactError,
+} from './errors.js'
+import { continueMessage, replayMessage } from './messages.js'
+import {
+  buildPrompt,
+  buildReplacedPrompt,
+  buildTurnPrefixPrompt,
+  frameSummary,
+  joinTurnContext,
+  SYSTEM_PROMPT,
+  unframeSummary,
+  type PromptInput,
+} from './prompt.js'
+import { extractiveSummarizer, extractiveSummary, isExtractive } from './summarizers/extractive.js'
+import { cleanAnswer, getTemplate, TEMPLATES, type Template } from './templates.js'
+import type { CompactOptions, CompactionResult, Summarizer, SummaryRequest, SummaryResponse } from './types.js'
+
+/** How many times a "prompt too long" answer shrinks the transcript and retries. */
+export const MAX_PROMPT_TOO_LONG_RETRIES = 3
+
+/** Finish reasons that make an answer unusable (normalized: lower case, `_` → `-`). */
+const BAD_FINISH = new Set(['length', 'max-tokens', 'error', 'content-filter', 'tool-calls'])
+
+const running = new WeakSet<Session>()
+
+/**
+ * Checks a summarizer's answer and returns the usable summary: non-empty once cleaned (Claude
+ * Code's `<analysis>` removed), not cut off (`length`), not an error.
+ */
+export function validateSummary(res: SummaryResponse | undefined): string {
+  if (!res || typeof res.text !== 'string') throw new InvalidSummaryError('the summarizer returned no text')
+  const finish = res.finishReason?.toLowerCase().replace(/_/g, '-')
+  if (finish && BAD_FINISH.has(finish)) {
+    const why = finish === 'length' || finish === 'max-tokens' ? ': it was cut off at the output budget' : ''
+    throw new InvalidSummaryError(`the summary is unusable (finish reason "${res.finishReason}")${why}`)
+  }
+  const text = cleanAnswer(res.text)
+  if (!text) throw new InvalidSummaryError('the summary is empty')
+  return text
+}
+
+function addUsage(a?: Usage, b?: Usage): Usage | undefined {
+  if (!a || !b) return a ?? b
+  const sum = (x?: number, y?: number) => (x === undefined && y === undefined ? undefined : (x ?? 0) + (y ?? 0))
+  const out: Usage = { input: a.input + b.input, output: a.output + b.output }
+  for (const k of ['reasoning', 'cacheRead', 'cacheWrite', 'total'] as const) {
+    const v = sum(a[k], b[k])
+    if (v !== undefined) out[k] = v
+  }
+  return out
+}
+
+interface Call {
+  kind: 'summary' | 'turn-prefix'
+  blocks: readonly string[]
+  build: (blocks: readonly string[], omitted: number) => string
+  maxOutputTokens: number
+}
+
+interface Ctx {
+  plan: CompactionPlan
+  template: Template
+  summarizer: Summarizer
+  system: string
+  signal: AbortSignal
+}
+
+/** One summary call; a "prompt too long" answer drops the oldest quarter of the blocks and retries. */
+async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string }> {
+  let blocks = c.blocks
+  let omitted = 0
+  for (let attempt = 0; ; attempt++) {
+    throwIfAborted(ctx.signal)
+    const req: SummaryRequest = {
+      system: ctx.system,
+      prompt: c.build(blocks, omitted),
+      maxOutputTokens: c.maxOutputTokens,
+      kind: c.kind,
+      plan: ctx.plan,
+      template: ctx.template.name,
+    }
+    let res: SummaryResponse
+    try {
+      res = await raceAbort(ctx.summarizer(req, ctx.signal), ctx.signal)
+    } catch (e) {
+      if (ctx.signal.aborted) throw e
+      const err = classifyError(e)
+      if (err.code === 'CF_PROMPT_TOO_LONG' && attempt < MAX_PROMPT_TOO_LONG_RETRIES && blocks.length > 1) {
+        const drop = Math.max(1, Math.ceil(blocks.length / 4))
+        blocks = blocks.slice(drop)
+        omitted += drop
+        continue
+      }
+      throw err
+    }
+    throwIfAborted(ctx.signal)
+    return { ...res, text: validateSummary(res) }
+  }
+}
+
+/** The summary body: one call, or the history and the turn prefix in parallel (pi), joined. */
+async function summarize(ctx: Ctx, history: Call, prefix: Call | undefined): Promise<SummaryResponse> {
+  const inner = new AbortController()
+  const sub: Ctx = { ...ctx, signal: inner.signal }
+  const onAbort = () => inner.abort(ctx.signal.reason)
+  if (ctx.signal.aborted) onAbort()
+  ctx.signal.addEventListener('abort', onAbort, { once: true })
+  const failFast = <T>(p: Promise<T>) =>
+    p.catch((e: unknown) => {
+      inner.abort() // the other call is no longer needed
+      throw e
+    })
+  try {
+    const [h, p] = await Promise.all([failFast(call(sub, history)), prefix ? failFast(call(sub, prefix)) : undefined])
+    const out: SummaryResponse = { text: p ? joinTurnContext(h.text, p.text) : h.text }
+    const usage = addUsage(h.usage, p?.usage)
+    if (usage) out.usage = usage
+    if (h.model) out.model = h.model
+    return out
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort)
+  }
+}
+
+function prepareOptions(options: CompactOptions, overflow: boolean): PrepareOptions {
+  const prep: PrepareOptions = { auto: options.auto ?? false, overflow }
+  if (options.upTo !== undefined) prep.upTo = options.upTo
+  if (options.from !== undefined) prep.from = options.from
+  if (options.protectFirstTurns !== undefined) prep.protectFirstTurns = options.protectFirstTurns
+  if (options.protectSystem !== undefined) prep.protectSystem = options.protectSystem
+  return prep
+}
+
+/** The rejected user message of an overflow replay, checked. */
+function replayTarget(session: Session, id: string, options: CompactOptions): { message: Message; before?: string } {
+  if (options.upTo !== undefined || options.from !== undefined) {
+    throw new InvalidArgumentError('replay cannot be combined with upTo or from')
+  }
+  const message = session.get(id)
+  if (!message || message.role !== 'user' || message.parts.some((p) => p.type === 'compaction')) {
+    throw new InvalidArgumentError(`replay: ${JSON.stringify(id)} is not a user message of the session`)
+  }
+  const context = session.context()
+  const at = context.findIndex((m) => m.id === id)
+  if (at < 0) throw new InvalidArgumentError(`replay: message ${JSON.stringify(id)} is not in the context`)
+  const before = context[at - 1]?.id
+  return before === undefined ? { message } : { message, before }
+}
+
+async function prepare(session: Session, prep: PrepareOptions, signal?: AbortSignal): Promise<CompactionPlan | null> {
+  try {
+    return await session.prepareCompactionAsync(prep, signal)
+  } catch (e) {
+    if (isAbortError(e)) throw abortError(signal)
+    throw e
+  }
+}
+
+/**
+ * Compacts `session`: summarizes what the native plan says (the history before the verbatim tail,
+ * or `upTo` / `from`), records the summary with `applyCompaction`, then appends the auto-continue
+ * message (or replays the rejected message). See `CompactOptions` for every option.
+ *
+ * Auth, network and rate-limit errors report `failed` with the session unchanged; server errors
+ * and unusable answers use the extractive summary (`fallback: true`) unless `fallback: false`;
+ * "prompt too long" shrinks the transcript and retries. An aborted `signal` rejects with an
+ * `AbortError` (`code: 'CF_ABORTED'`) and the session exactly as it was.
+ */
+export async function compact(session: Session, options: CompactOptions = {}): Promise<CompactionResult> {
+  throwIfAborted(options.signal)
+  if (options.template !== undefined && !Object.hasOwn(TEMPLATES, options.template)) {
+    throw new InvalidArgumentError(`template: unknown template ${JSON.stringify(options.template)} (use 'anchored', 'claude-code' or 'hermes')`)
+  }
+  const after = async (result: CompactionResult, plan?: CompactionPlan): Promise<CompactionResult> => {
+    await options.hooks?.afterCompact?.(result, plan ? { session, plan } : { session })
+    return result
+  }
+  if (running.has(session)) {
+    return after({
+      status: 'skipped',
+      fallback: false,
+      reason: 'a compaction of this session is already running',
+      tokensBefore: session.usage().tokens,
+    })
+  }
+  running.add(session)
+  try {
+    return await run(session, options, after)
+  } finally {
+    running.delete(session)
+  }
+}
+
+async function run(
+  session: Session,
+  options: CompactOptions,
+  after: (result: CompactionResult, plan?: CompactionPlan) => Promise<CompactionResult>,
+): Promise<CompactionResult> {
+  const signal = options.signal ?? new AbortController().signal
+  const template = getTemplate(options.template ?? 'anchored')
+  const overflow = options.overflow ?? options.replay !== undefined
+  const auto = options.auto ?? false
+  const prep = prepareOptions(options, overflow)
+
+  // Overflow replay: summarize what came before the rejected message, hide it and what followed.
+  const replay = options.replay !== undefined ? replayTarget(session, options.replay, options) : undefined
+  if (replay) prep.upTo = replay.before ?? replay.message.id
+  let plan = await prepare(session, prep, signal)
+  if (!plan && replay && prep.upTo !== replay.message.id) {
+    prep.upTo = replay.message.id // nothing new before it: summarize it too, it is replayed anyway
+    plan = await prepare(session, prep, signal)
+  }
+  throwIfAborted(signal)
+  if (!plan) {
+    return after({ status: 'skipped', fallback: false, reason: 'nothing to summarize', tokensBefore: session.usage().tokens })
+  }
+  if (replay) delete plan.tailStartID
+
+  const summarizer = options.summarizer ?? extractiveSummarizer()
+  // pi's split turn: the turn's beginning gets its own summary, in parallel. With no history
+  // before it (or an extractive summarizer, which reads the plan), one call covers both.
+  const split = (p: CompactionPlan) => p.turnPrefix.length > 0 && p.transcript.length > 0 && !isExtractive(summarizer)
+  const input = (p: CompactionPlan): PromptInput => {
+    const out: PromptInput = {
+      template,
+      blocks: split(p) ? p.transcript : [...p.transcript, ...p.turnPrefix],
+      readFiles: p.readFiles,
+      modifiedFiles: p.modifiedFiles,
+    }
+    if (p.previousSummary) out.previousSummary = unframeSummary(p.previousSummary)
+    if (options.focus) out.focus = options.focus
+    if (options.instructions) out.instructions = options.instructions
+    return out
+  }
+
+  let system = SYSTEM_PROMPT
+  let replacedPrompt: string | undefined
+  let context: string[] = []
+  const before = options.hooks?.beforeCompact
+  if (before) {
+    // The hook sees the default prompt; it may also edit the plan (e.g. drop transcript blocks).
+    const hookCtx = { session, plan, template: template.name, system, prompt: buildPrompt(input(plan)), auto, overflow, signal }
+    const r = await raceAbort(Promise.resolve(before(hookCtx)), signal)
+    throwIfAborted(signal)
+    if (r?.cancel) {
+      const reason = typeof r.cancel === 'string' && r.cancel ? r.cancel : 'cancelled by the beforeCompact hook'
+      return after({ status: 'skipped', fallback: false, reason, tokensBefore: plan.tokensBefore, plan }, plan)
+    }
+    if (r?.system) system = r.system
+    if (r?.prompt) replacedPrompt = r.prompt
+    if (r?.context) context = [r.context].flat()
+  }
+
+  const promptInput = input(plan)
+  const ctx: Ctx = { plan, template, summarizer, system, signal }
+  const history: Call = {
+    kind: 'summary',
+    blocks: promptInput.blocks,
+    maxOutputTokens: plan.summaryBudget,
+    build: (blocks, omitted) =>
+      replacedPrompt !== undefined
+        ? buildReplacedPrompt(replacedPrompt, blocks, omitted, context)
+        : buildPrompt({ ...promptInput, blocks, omitted, context }),
+  }
+  const prefix: Call | undefined = split(plan)
+    ? {
+        kind: 'turn-prefix',
+        blocks: plan.turnPrefix,
+        maxOutputTokens: Math.max(1, Math.ceil(plan.summaryBudget / 2)),
+        build: (blocks, omitted) => {
+          const prefixInput: Parameters<typeof buildTurnPrefixPrompt>[0] = { blocks, omitted, context }
+          if (options.focus) prefixInput.focus = options.focus
+          if (options.instructions) prefixInput.instructions = options.instructions
+          return buildTurnPrefixPrompt(prefixInput)
+        },
+      }
+    : undefined
+
+  let answer: SummaryResponse
+  let fallback = false
+  let error: CompactError | undefined
+  try {
+    answer = await summarize(ctx, history, prefix)
+  } catch (e) {
+    if (signal.aborted) throw abortError(signal)
+    error = classifyError(e)
+    if (!error.fallbackAllowed || options.fallback === false) {
+      return after(
+        { status: 'failed', fallback: false, reason: `${error.code}: ${error.message}`, error, tokensBefore: plan.tokensBefore, plan },
+        plan,
+      )
+    }
+    answer = { text: extractiveSummary(plan, { template: template.name }) }
+    fallback = true
+  }
+  throwIfAborted(signal)
+
+  // Record: nothing above changed the session; from here on everything is synchronous.
+  const text = frameSummary({
+    body: answer.text,
+    readFiles: plan.readFiles,
+    modifiedFiles: plan.modifiedFiles,
+    ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
+  })
+  const recorded: SummaryInput = { text, finish: 'stop' }
+  if (answer.usage) recorded.usage = answer.usage
+  if (answer.model) recorded.model = answer.model
+  const appended: Message[] = [...session.applyCompaction(plan, recorded)]
+  let next: Message | undefined
+  if (replay) next = replayMessage(session, replay.message)
+  else if (options.autoContinue !== false) {
+    const like = plan.lastUserID !== undefined ? (session.get(plan.lastUserID) ?? undefined) : undefined
+    next = continueMessage(session, like ? { overflow, like } : { overflow })
+  }
+  if (next) {
+    session.append(next)
+    appended.push(next)
+  }
+
+  const result: CompactionResult = {
+    status: 'compacted',
+    fallback,
+    summary: text,
+    tokensBefore: plan.tokensBefore,
+    tokensAfter: session.usage().tokens,
+    messages: appended,
+    plan,
+  }
+  if (error) {
+    result.error = error
+    result.reason = `${error.code}: ${error.message} (used the extractive summary)`
+  }
+  return after(result, plan)
+}

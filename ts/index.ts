@@ -1,0 +1,64 @@
+// contextfold: the native session (Rust, N-API) and the TypeScript compaction pipeline on top of it.
+export * from '../index.js'
+
+export { compact, validateSummary, MAX_PROMPT_TOO_LONG_RETRIES } from './compact.js'
+export {
+  AutoCompactor,
+  type AfterStepOptions,
+  type AfterStepResult,
+  type AutoCompactorEvent,
+  type AutoCompactorEvents,
+  type AutoCompactorListener,
+  type AutoCompactorOptions,
+  type AutoCompactorState,
+} from './auto-compactor.js'
+export {
+  AbortError,
+  AuthError,
+  CompactError,
+  InvalidArgumentError,
+  InvalidSummaryError,
+  NetworkError,
+  PromptTooLongError,
+  RateLimitError,
+  ServerError,
+  SummaryFailedError,
+  classifyError,
+  isAbortError,
+  type CompactErrorCode,
+  type CompactErrorOptions,
+} from './errors.js'
+export { continueMessage, replayMessage, isMedia } from './messages.js'
+export {
+  CONTINUE_TEXT,
+  MEDIA_NOTICE,
+  SUMMARY_HEADER,
+  SYSTEM_PROMPT,
+  buildPrompt,
+  buildTurnPrefixPrompt,
+  frameSummary,
+  unframeSummary,
+  type FrameInput,
+  type PromptInput,
+} from './prompt.js'
+export { TEMPLATES, cleanAnswer, getTemplate, templateInstructions, type Template, type TemplateSection } from './templates.js'
+export { extractiveSummarizer, extractiveSummary, isExtractive, parseSections, type ExtractiveOptions } from './summarizers/extractive.js'
+export { openAICompatibleSummarizer, type OpenAICompatibleOptions } from './summarizers/openai-compatible.js'
+export {
+  aiSdkSummarizer,
+  usageFromAiSdk,
+  type AiSdkSummarizerOptions,
+  type GenerateTextLike,
+  type LanguageModelLike,
+} from './summarizers/ai-sdk.js'
+export type {
+  BeforeCompactContext,
+  BeforeCompactResult,
+  CompactHooks,
+  CompactOptions,
+  CompactionResult,
+  Summarizer,
+  SummaryRequest,
+  SummaryResponse,
+  TemplateName,
+} from './types.js'

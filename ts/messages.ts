@@ -1,0 +1,67 @@
+// Messages compact() appends after the summary: opencode's auto-continue message and the overflow replay.
+import type { FilePart, Message, Part, Session } from '../index.js'
+import { CONTINUE_TEXT, MEDIA_NOTICE } from './prompt.js'
+
+let counter = 0
+
+/** A message id that sorts after the ones written before it (like the native `cmp_` / `sum_` ids). */
+export function newMessageID(session: Session, prefix = 'msg'): string {
+  for (;;) {
+    counter = (counter + 1) & 0xffffff
+    const id = `${prefix}_${Date.now().toString(16).padStart(12, '0')}${counter.toString(16).padStart(6, '0')}`
+    if (session.get(id) == null) return id // `get` answers null (typed undefined) for a missing id
+  }
+}
+
+/** Images and PDFs: what a replay turns into `[Attached <mime>: <filename>]` (opencode's `isMedia`). */
+export function isMedia(mime: string): boolean {
+  return mime.startsWith('image/') || mime === 'application/pdf'
+}
+
+/** Fields of a user message carried over to the messages compact() writes for it (agent, model, ...). */
+const NOT_COPIED = new Set(['id', 'role', 'parts', 'time', 'parentID', 'summary', 'finish', 'error', 'tokens'])
+
+function carried(from: Message | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  if (!from) return out
+  for (const [k, v] of Object.entries(from)) if (!NOT_COPIED.has(k)) out[k] = v
+  return out
+}
+
+/**
+ * opencode's synthetic auto-continue user message; after an overflow, the media notice paragraph
+ * comes first. The text part is `synthetic` with `metadata: { compaction_continue: true }`.
+ */
+export function continueMessage(session: Session, opts: { overflow: boolean; like?: Message }): Message {
+  const id = newMessageID(session)
+  const text = (opts.overflow ? `${MEDIA_NOTICE}\n\n` : '') + CONTINUE_TEXT
+  const like = opts.like
+  return {
+    ...(like?.agent !== undefined ? { agent: like.agent } : {}),
+    ...(like?.model !== undefined ? { model: like.model } : {}),
+    id,
+    role: 'user',
+    time: { created: Date.now() },
+    parts: [{ type: 'text', id: `${id}_t`, text, synthetic: true, metadata: { compaction_continue: true } }],
+  }
+}
+
+/**
+ * The rejected user message again, after the summary: its fields (agent, model, system, tools...)
+ * and parts with new ids, images and PDFs replaced by `[Attached <mime>: <filename>]` text parts.
+ */
+export function replayMessage(session: Session, original: Message): Message {
+  const id = newMessageID(session)
+  const parts: Part[] = []
+  original.parts.forEach((p, i) => {
+    if (p.type === 'compaction') return
+    const partID = `${id}_p${i}`
+    if (p.type === 'file' && isMedia(String((p as FilePart).mime))) {
+      const f = p as FilePart
+      parts.push({ type: 'text', id: partID, text: `[Attached ${f.mime}: ${f.filename ?? 'file'}]` })
+    } else {
+      parts.push({ ...p, id: partID } as Part)
+    }
+  })
+  return { ...carried(original), id, role: 'user', time: { created: Date.now() }, parts }
+}

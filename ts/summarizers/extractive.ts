@@ -1,0 +1,187 @@
+// The offline summarizer: fills a template's sections from the plan's facts, file lists and previous
+// summary. Deterministic, no network: the CLI's default and `compact()`'s fallback.
+import type { CompactionPlan } from '../../index.js'
+import { InvalidArgumentError, throwIfAborted } from '../errors.js'
+import { escapeText } from '../../index.js'
+import { unframeSummary } from '../prompt.js'
+import { getTemplate, type DigestKey, type Template } from '../templates.js'
+import type { Summarizer, TemplateName } from '../types.js'
+
+/** A user message that states a constraint or a preference. */
+const CONSTRAINT =
+  /\b(never|always|must|mustn'?t|don'?t|do not|should|shouldn'?t|should not|prefer|preferably|only|avoid|make sure|required|forbidden|at most|at least|no more than)\b/i
+
+/** Items kept per section: the first few and the newest. */
+const MAX_ITEMS = 40
+const KEEP_FIRST = 10
+const NOTE =
+  '(Summary extracted without a model: requests, constraints, commands, errors and files are quoted verbatim; decisions and reasoning were not recorded.)'
+
+function clip(text: string, max: number): string {
+  const t = text.trim()
+  if (t.length <= max) return t
+  const head = Math.ceil(max * 0.6)
+  return `${t.slice(0, head)} […] ${t.slice(t.length - (max - head))}`
+}
+
+type Digest = Partial<Record<DigestKey, string[]>>
+
+function digest(plan: CompactionPlan, hasPrevious: boolean): Digest {
+  const f = plan.facts
+  const users = f.userMessages.map((u) => u.trim()).filter(Boolean)
+  const first = users[0]
+  const last = users[users.length - 1]
+  const errors = f.errors.map((e) => `Error: ${e}`)
+  const open = f.openToolCalls.map((c) => `Unfinished tool call: ${clip(c, 500)}`)
+  const lastAssistant = f.lastAssistantText?.trim() ? [`Last assistant message: ${clip(f.lastAssistantText, 1000)}`] : []
+  const latest = last !== undefined && (hasPrevious || users.length > 1) ? [`Latest request: ${last}`] : []
+  // The lists themselves follow the summary (<read-files>, <modified-files>): say so, do not repeat them.
+  const count = (n: number) => `${n} ${n === 1 ? 'file' : 'files'}`
+  const files = [
+    ...(plan.modifiedFiles.length ? [`${count(plan.modifiedFiles.length)} modified: listed under modified-files after this summary.`] : []),
+    ...(plan.readFiles.length ? [`${count(plan.readFiles.length)} only read: listed under read-files after this summary.`] : []),
+  ]
+  return {
+    goal: [...(!hasPrevious && first !== undefined ? [`Original request: ${first}`] : []), ...latest],
+    constraints: users.filter((u) => CONSTRAINT.test(u)),
+    done: f.commands.map((c) => `Ran: ${clip(c, 500)}`),
+    inProgress: [...open],
+    decisions: [],
+    blocked: [],
+    next: [
+      ...(last !== undefined ? [`Continue with the latest request: ${clip(last, 300)}`] : []),
+      ...(open.length ? ['Check the unfinished tool calls (see above): they never returned a result.'] : []),
+    ],
+    critical: [...errors, ...lastAssistant, NOTE],
+    files,
+    concepts: [],
+    errors,
+    userMessages: users.map((u) => clip(u, 600)),
+    pending: [...(last !== undefined ? [`Latest request: ${clip(last, 600)}`] : []), ...open],
+    current: [...lastAssistant, ...open],
+    resolved: [],
+  }
+}
+
+const normalize = (heading: string) =>
+  heading
+    .replace(/^#+\s*/, '')
+    .replace(/^\d+[.)]\s*/, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim()
+    .toLowerCase()
+
+const NONE = /^\(?none( recorded)?\)?\.?$/i
+
+/** Sections of a Markdown summary: normalized heading → items (bullet text, continuation lines joined). */
+export function parseSections(markdown: string): Map<string, string[]> {
+  const out = new Map<string, string[]>()
+  let items: string[] | undefined
+  for (const line of markdown.split('\n')) {
+    const heading = /^#{1,6}\s+\S/.test(line)
+    if (heading) {
+      items = []
+      out.set(normalize(line), items)
+      continue
+    }
+    if (!items || !line.trim()) continue
+    const bullet = /^\s{0,1}(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line)
+    if (bullet) items.push(bullet[1] ?? '')
+    else if (/^\s+/.test(line) && items.length) items[items.length - 1] += `\n${line.replace(/^\s{1,3}/, '')}`
+    else items.push(line.trim())
+  }
+  for (const [k, v] of out) out.set(k, v.filter((i) => !NONE.test(i.trim())))
+  return out
+}
+
+/** Labels whose older items the newer ones replace instead of adding to. */
+const REFRESHED = ['Latest request:', 'Last assistant message:', 'Continue with the latest request:', 'Unfinished tool call:']
+const REFRESHED_PATTERNS = [/^\d+ files? modified: /, /^\d+ files? only read: /]
+
+function merge(previous: string[], fresh: string[]): string[] {
+  const refreshed = REFRESHED.filter((l) => fresh.some((f) => f.startsWith(l)))
+  const patterns = REFRESHED_PATTERNS.filter((re) => fresh.some((f) => re.test(f)))
+  const kept = previous.filter((p) => !refreshed.some((l) => p.startsWith(l)) && !patterns.some((re) => re.test(p)))
+  const seen = new Set<string>()
+  const out: string[] = []
+  for (const item of [...kept, ...fresh]) {
+    const key = item.trim()
+    if (!key || seen.has(key)) continue
+    seen.add(key)
+    out.push(item)
+  }
+  if (out.length <= MAX_ITEMS) return out
+  const dropped = out.length - (MAX_ITEMS - 1)
+  return [...out.slice(0, KEEP_FIRST), `(${dropped} more omitted)`, ...out.slice(KEEP_FIRST + dropped)]
+}
+
+function render(t: Template, items: Map<string, string[]>): string {
+  const lines: string[] = []
+  for (const s of t.sections) {
+    if (lines.length && !lines[lines.length - 1]?.startsWith('## ')) lines.push('')
+    lines.push(s.heading)
+    if (!s.key) continue
+    const list = items.get(s.heading) ?? []
+    if (!list.length) {
+      lines.push(s.numbered ? '1. (none)' : '- (none)')
+      continue
+    }
+    list.forEach((item, i) => {
+      const marker = s.numbered ? `${i + 1}. ` : '- '
+      lines.push(marker + escapeText(item).split('\n').join(`\n${' '.repeat(marker.length)}`))
+    })
+  }
+  return lines.join('\n')
+}
+
+export interface ExtractiveOptions {
+  template?: TemplateName
+}
+
+/**
+ * The extractive summary of `plan`, in `template`'s sections. With a previous summary it updates it
+ * in place: each section keeps the previous items and adds the new ones (a previous summary in
+ * other sections is kept whole under the last section).
+ */
+export function extractiveSummary(plan: CompactionPlan, options: ExtractiveOptions = {}): string {
+  const t = getTemplate(options.template)
+  const previous = plan.previousSummary?.trim() ? unframeSummary(plan.previousSummary) : undefined
+  const d = digest(plan, previous !== undefined)
+  const prevSections = previous ? parseSections(previous) : new Map<string, string[]>()
+  const matched = t.sections.some((s) => s.key && prevSections.has(normalize(s.heading)))
+  const items = new Map<string, string[]>()
+  for (const s of t.sections) {
+    if (!s.key) continue
+    items.set(s.heading, merge(prevSections.get(normalize(s.heading)) ?? [], d[s.key] ?? []))
+  }
+  if (previous && !matched) {
+    const last = [...t.sections].reverse().find((s) => s.key === 'critical') ?? t.sections[t.sections.length - 1]
+    if (last) items.set(last.heading, [...(items.get(last.heading) ?? []), `Earlier summary:\n${previous}`])
+  }
+  return render(t, items)
+}
+
+const EXTRACTIVE = Symbol.for('contextfold.extractiveSummarizer')
+
+/**
+ * The offline summarizer. It works from `req.plan` (which `compact()` always passes) and ignores
+ * the prompt; without a plan it throws `CF_INVALID_ARGUMENT`.
+ */
+export function extractiveSummarizer(options: ExtractiveOptions = {}): Summarizer {
+  const summarizer: Summarizer = async (req, signal) => {
+    throwIfAborted(signal)
+    if (!req.plan) {
+      throw new InvalidArgumentError('the extractive summarizer works from the compaction plan: pass `plan` in the request')
+    }
+    const template = req.template ?? options.template
+    const text = extractiveSummary(req.plan, template ? { template } : {})
+    return { text, finishReason: 'stop' }
+  }
+  Object.defineProperty(summarizer, EXTRACTIVE, { value: true })
+  return summarizer
+}
+
+/** True for summarizers made by `extractiveSummarizer()`. */
+export function isExtractive(s: Summarizer): boolean {
+  return (s as unknown as Record<symbol, unknown>)[EXTRACTIVE] === true
+}

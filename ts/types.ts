@@ -1,0 +1,122 @@
+// Public types of the TypeScript layer.
+import type { CompactionPlan, Message, Session, Usage } from '../index.js'
+import type { CompactError } from './errors.js'
+
+/** Summary templates: opencode/pi's anchored sections (default), Claude Code's 9 sections, Hermes's reference snapshot. */
+export type TemplateName = 'anchored' | 'claude-code' | 'hermes'
+
+/** What a summarizer is asked. */
+export interface SummaryRequest {
+  system: string
+  prompt: string
+  /** The summary's output budget (`plan.summaryBudget`; half of it for a turn-prefix summary). */
+  maxOutputTokens: number
+  /** `summary`: the history (and previous summary); `turn-prefix`: the beginning of a turn cut by the tail. */
+  kind?: 'summary' | 'turn-prefix'
+  /** What is being summarized, for summarizers that work from the plan instead of the prompt (extractive). */
+  plan?: CompactionPlan
+  template?: TemplateName
+}
+
+export interface SummaryResponse {
+  text: string
+  /** `stop`, `length` (cut off: rejected), `error` (rejected), ... as the provider says. */
+  finishReason?: string
+  usage?: Usage
+  /** The model that wrote the summary, recorded on the summary message. */
+  model?: { providerID: string; modelID: string }
+}
+
+/** Writes a summary. Throw (or reject) on failure; `compact()` classifies the error. */
+export type Summarizer = (req: SummaryRequest, signal?: AbortSignal) => Promise<SummaryResponse>
+
+export interface BeforeCompactContext {
+  session: Session
+  plan: CompactionPlan
+  template: TemplateName
+  /** The default system prompt of the summary call. */
+  system: string
+  /** The default prompt of the summary call (the whole transcript included). */
+  prompt: string
+  auto: boolean
+  overflow: boolean
+  signal?: AbortSignal
+}
+
+/** What `beforeCompact` may return; nothing (or `undefined`) goes on as planned. */
+export interface BeforeCompactResult {
+  /** Skip this compaction: `true`, or the reason reported in the result. */
+  cancel?: boolean | string
+  /** Text appended to the prompt (e.g. project notes the summary must keep). */
+  context?: string | string[]
+  /** Replaces the prompt; the conversation is appended after it, so the summary still sees it. */
+  prompt?: string
+  /** Replaces the system prompt. */
+  system?: string
+}
+
+export interface CompactHooks {
+  /** Runs after the plan is made and before the summarizer is called. */
+  beforeCompact?: (ctx: BeforeCompactContext) => void | BeforeCompactResult | Promise<void | BeforeCompactResult>
+  /** Runs with every result (compacted, skipped, failed); not when the compaction is aborted. */
+  afterCompact?: (result: CompactionResult, ctx: { session: Session; plan?: CompactionPlan }) => void | Promise<void>
+}
+
+export interface CompactOptions {
+  /** Writes the summary; default: the offline `extractiveSummarizer()`. */
+  summarizer?: Summarizer
+  /** Aborting rejects with an `AbortError` (`code: 'CF_ABORTED'`) and leaves the session as it was. */
+  signal?: AbortSignal
+  /** What the summary should concentrate on (`/compact <focus>`). */
+  focus?: string
+  /** Extra instructions for the summarizer. */
+  instructions?: string
+  /** Default `anchored`. */
+  template?: TemplateName
+  hooks?: CompactHooks
+  /** Use the extractive summary when the summarizer fails or answers badly (default true). */
+  fallback?: boolean
+  /**
+   * Append opencode's synthetic "Continue if you have next steps..." user message after the
+   * summary (default true; pass false for a manual `/compact` that should not resume the agent).
+   */
+  autoContinue?: boolean
+  /** Summarize up to and including this message; keep everything after it. */
+  upTo?: string
+  /** Summarize from this message to the end; keep everything before it. */
+  from?: string
+  /** The session's first turns that are never summarized (default 0). */
+  protectFirstTurns?: number
+  /** Leading system messages are never summarized (default true). */
+  protectSystem?: boolean
+  /** Where the full session is stored: the summary tells the model it can read details there. */
+  transcriptPath?: string
+  /** The compaction was triggered automatically (recorded in the compaction part). */
+  auto?: boolean
+  /** The provider rejected the context as too long (recorded; adds the media notice to the continue message). */
+  overflow?: boolean
+  /**
+   * Overflow replay: the id of the user message the provider rejected. It is left out of the
+   * summary, hidden, and re-created after the summary with new ids (images and PDFs become
+   * `[Attached <mime>: <filename>]`), instead of the continue message. Implies `overflow`.
+   */
+  replay?: string
+}
+
+export interface CompactionResult {
+  status: 'compacted' | 'skipped' | 'failed'
+  /** The summary is the extractive fallback (the summarizer failed or answered badly). */
+  fallback: boolean
+  /** Why it was skipped, failed, or fell back. */
+  reason?: string
+  /** The summary text as stored (framed, with the file lists). */
+  summary?: string
+  tokensBefore: number
+  tokensAfter?: number
+  /** What was appended, in order: the request, the summary, then the continue or replayed message. */
+  messages?: Message[]
+  /** The error behind a `failed` status or a fallback. */
+  error?: CompactError
+  /** The plan the compaction followed (absent when there was nothing to summarize). */
+  plan?: CompactionPlan
+}
