@@ -4,6 +4,7 @@
 
 pub mod convert;
 pub mod error;
+pub mod formats;
 pub mod model;
 pub mod policy;
 pub mod session;

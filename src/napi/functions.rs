@@ -10,7 +10,7 @@ use super::errors::{guard, to_js, JsResult as Result};
 use super::objects::{PruneResult, Selection, TailStart, Turn};
 use super::tasks::{AbortFlag, CountTask};
 use super::value::{self, ConvertArgs};
-use crate::convert::to_model_messages as convert;
+use crate::convert::{reshape, to_model_messages as convert};
 use crate::error::Result as CoreResult;
 use crate::model::{Message, Usage};
 use crate::policy::{self, parse_options, CompactionConfig, ModelInfo};
@@ -37,17 +37,22 @@ fn to_js_value<'env, T: serde::Serialize>(env: &'env Env, value: &T) -> CoreResu
 }
 
 /// Converts messages (as they are: pass `filterCompacted` output for a compacted history) to AI
-/// SDK `ModelMessage`s.
-#[napi(ts_return_type = "ModelMessage[]")]
+/// SDK `ModelMessage`s, or with `format` to the Anthropic Messages or OpenAI chat shape.
+#[napi(
+    ts_generic_types = "F extends ModelFormat = 'ai-sdk'",
+    ts_return_type = "ConvertResult<F>"
+)]
 pub fn to_model_messages<'env>(
     env: &'env Env,
     #[napi(ts_arg_type = "Message[]")] messages: Vec<Value>,
-    #[napi(ts_arg_type = "ConvertOptions")] options: Option<Value>,
+    #[napi(ts_arg_type = "ConvertOptions<F>")] options: Option<Value>,
 ) -> Result<Unknown<'env>> {
     guard(|| {
-        let opts = value::optional::<ConvertArgs>("options", options)?.over(Default::default());
+        let args = value::optional::<ConvertArgs>("options", options)?;
+        let format = args.model_format()?;
+        let opts = args.over(Default::default());
         let msgs = value::messages(messages)?;
-        to_js_value(env, &convert(&msgs, &opts))
+        to_js_value(env, &reshape(convert(&msgs, &opts), format))
     })
 }
 

@@ -3,6 +3,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod errors;
+mod formats;
 mod functions;
 mod objects;
 mod session;

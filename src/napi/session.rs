@@ -8,7 +8,7 @@ use super::errors::{guard, JsResult as Result};
 use super::objects::{ContextUsage, PruneResult, Selection, Turn};
 use super::tasks::{AbortFlag, FromMessagesTask};
 use super::value::{self, ConvertArgs, Js};
-use crate::convert::ModelMessage;
+use crate::convert::{reshape, Converted};
 use crate::model::Message;
 use crate::session::History;
 
@@ -154,16 +154,22 @@ impl Session {
         guard(|| Ok(self.inner.select().into()))
     }
 
-    /// The context as AI SDK `ModelMessage`s, ready for `generateText` / `streamText`.
-    #[napi(ts_return_type = "ModelMessage[]")]
+    /// The context as AI SDK `ModelMessage`s, ready for `generateText` / `streamText`; with
+    /// `format: 'anthropic'` an Anthropic Messages `{ system?, messages }`, with `'openai'` OpenAI
+    /// chat completions messages.
+    #[napi(
+        ts_generic_types = "F extends ModelFormat = 'ai-sdk'",
+        ts_return_type = "ConvertResult<F>"
+    )]
     pub fn to_model_messages(
         &self,
-        #[napi(ts_arg_type = "ConvertOptions")] options: Option<Value>,
-    ) -> Result<Js<Vec<ModelMessage<'_>>>> {
+        #[napi(ts_arg_type = "ConvertOptions<F>")] options: Option<Value>,
+    ) -> Result<Js<Converted<'_>>> {
         guard(|| {
             let args: ConvertArgs = value::optional("options", options)?;
+            let format = args.model_format()?;
             let opts = args.over(self.inner.convert_options());
-            Ok(Js(self.inner.to_model_messages(&opts)))
+            Ok(Js(reshape(self.inner.to_model_messages(&opts), format)))
         })
     }
 }

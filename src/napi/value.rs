@@ -66,11 +66,19 @@ pub fn optional<T: serde::de::DeserializeOwned + Default>(
 #[serde(rename_all = "camelCase", default)]
 pub struct ConvertArgs {
     pub strip_media: Option<bool>,
+    /// `'ai-sdk'` (default), `'anthropic'` or `'openai'`.
+    pub format: Option<String>,
     #[serde(deserialize_with = "crate::policy::opt_limit")]
     pub tool_output_max_chars: Option<u64>,
 }
 
 impl ConvertArgs {
+    pub fn model_format(&self) -> Result<crate::convert::ModelFormat> {
+        self.format
+            .as_deref()
+            .map_or(Ok(Default::default()), crate::convert::ModelFormat::parse)
+    }
+
     pub fn over(self, base: crate::convert::ConvertOptions) -> crate::convert::ConvertOptions {
         crate::convert::ConvertOptions {
             strip_media: self.strip_media.unwrap_or(base.strip_media),
