@@ -437,3 +437,229 @@ fn the_tool_pair_rule_holds_in_every_format_and_unanswered_calls_read_as_interru
         check_all(&visible, c.path);
     }
 }
+
+fn jsonl(lines: &[Value]) -> String {
+    lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("\n")
+}
+
+fn texts(m: &crate::model::Message) -> Vec<&str> {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn detects_every_format() {
+    let cases: Vec<(String, Format)> = vec![
+        (jsonl(&[json!({"type": "user", "uuid": "a", "parentUuid": null, "message": {"role": "user", "content": "hi"}})]), ClaudeCode),
+        (jsonl(&[json!({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}}), json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}})]), Codex),
+        (jsonl(&[json!({"type": "session", "version": 3, "id": "s", "cwd": "/"}), json!({"type": "message", "id": "a1", "parentId": null, "message": {"role": "user", "content": "hi"}})]), Pi),
+        (json!({"info": {"id": "ses_1"}, "messages": [{"info": {"id": "msg_1", "role": "user"}, "parts": [{"id": "prt_1", "type": "text", "text": "hi"}]}]}).to_string(), Opencode),
+        (json!({"history": [{"role": "user", "content": "hi"}], "trajectory": [], "info": {}}).to_string(), SweAgent),
+        (json!({"trajectory_format": "mini-swe-agent-1.1", "messages": [{"role": "user", "content": "hi"}], "info": {}}).to_string(), MiniSweAgent),
+        (json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "```mswea_bash_command\nls\n```"}]).to_string(), MiniSweAgent),
+        (json!([{"id": 0, "source": "user", "action": "message", "args": {"content": "hi"}}]).to_string(), OpenHands),
+        (json!([{"id": "e1", "source": "user", "kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}]).to_string(), OpenHands),
+        (json!({"messages": [{"role": "user", "content": "hi"}]}).to_string(), OpenAiChat),
+        (jsonl(&[json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "yo"})]), OpenAiChat),
+        (jsonl(&[json!({"role": "_checkpoint", "id": 0}), json!({"role": "user", "content": "hi"})]), KimiCli),
+        (jsonl(&[json!({"type": "session.start", "data": {"sessionId": "s"}, "id": "1", "parentId": null}), json!({"type": "user.message", "data": {"content": "hi"}, "id": "2", "parentId": "1"})]), CopilotCli),
+        (json!({"sessionId": "s", "projectHash": "h", "messages": [{"id": "1", "type": "user", "content": "hi"}]}).to_string(), GeminiCli),
+    ];
+    for (text, format) in cases {
+        let imp = import_transcript(&text, None).unwrap_or_else(|e| panic!("{format:?}: {e}"));
+        assert_eq!(imp.format, format);
+        assert_eq!(texts(&imp.messages[0]), vec!["hi"], "{format:?}");
+    }
+    let e = import_transcript("{\"hello\": 1}", None).unwrap_err();
+    assert_eq!(e.code, crate::error::Code::UnknownFormat);
+    assert_eq!(import_transcript("  \n", None).unwrap_err().code, crate::error::Code::UnknownFormat);
+    assert_eq!(Format::parse("nope").unwrap_err().code, crate::error::Code::InvalidArgument);
+}
+
+#[test]
+fn malformed_lines_are_warnings_with_line_numbers() {
+    let text = [
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "message": {"role": "user", "content": "hi"}}).to_string(),
+        "{\"type\": \"assistant\", \"uuid\": \"a1\", \"parentUu".to_string(),
+        json!({"type": "assistant", "uuid": "a2", "parentUuid": "u1", "message": {"id": "m", "role": "assistant", "content": [{"type": "text", "text": "ok"}]}}).to_string(),
+        "garbage".to_string(),
+    ]
+    .join("\n");
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.messages.len(), 2);
+    let lines: Vec<usize> = imp.warnings.iter().map(|w| w.line).collect();
+    assert_eq!(lines, vec![2, 4]);
+    assert!(imp.warnings[0].message.contains("malformed JSON"));
+}
+
+#[test]
+fn claude_code_follows_the_newest_branch_merges_split_responses_and_keeps_images() {
+    let l = |v: Value| v;
+    let lines = vec![
+        l(json!({"type": "file-history-snapshot", "messageId": "x"})),
+        l(json!({"type": "user", "uuid": "u1", "parentUuid": null, "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "look"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg"}}]}})),
+        // An abandoned answer (the user rewound and asked again).
+        l(json!({"type": "assistant", "uuid": "old", "parentUuid": "u1", "message": {"id": "m0", "role": "assistant", "content": [{"type": "text", "text": "old answer"}]}})),
+        l(json!({"type": "user", "uuid": "u2", "parentUuid": null, "message": {"role": "user", "content": "again"}})),
+        // One response split over three lines, with two parallel calls.
+        l(json!({"type": "assistant", "uuid": "a1", "parentUuid": "u2", "message": {"id": "m1", "role": "assistant", "content": [{"type": "thinking", "thinking": "hmm", "signature": "sig"}],
+            "usage": {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": 5}}})),
+        l(json!({"type": "assistant", "uuid": "a2", "parentUuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": 1}}]}})),
+        l(json!({"type": "assistant", "uuid": "a3", "parentUuid": "a2", "message": {"id": "m1", "role": "assistant", "stop_reason": "tool_use", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {"p": 2}}],
+            "usage": {"input_tokens": 10, "output_tokens": 7, "cache_read_input_tokens": 5}}})),
+        // Results hang off their own call's line: t1's is a sibling of the chain.
+        l(json!({"type": "user", "uuid": "r1", "parentUuid": "a2", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "one"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "BBBB"}}]}]}})),
+        l(json!({"type": "user", "uuid": "r2", "parentUuid": "a3", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "two", "is_error": true}]}})),
+        l(json!({"type": "progress", "uuid": "p1", "parentUuid": "r2"})),
+        l(json!({"type": "assistant", "uuid": "a4", "parentUuid": "p1", "message": {"id": "m2", "role": "assistant", "content": [{"type": "tool_use", "id": "t3", "name": "Bash", "input": {}}]}})),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    let m = &imp.messages;
+    // u2 has no parent: the branch from the newest message starts there, u1 and "old" are left out.
+    assert_eq!(m.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), vec!["u2", "a1", "a4"]);
+    assert_eq!(imp.stats.off_branch, 2);
+    assert_eq!(imp.stats.merged, 4);
+    let a1 = &m[1];
+    assert!(matches!(&a1.parts[0], Part::Reasoning(r) if r.extra["signature"] == "sig"));
+    assert_eq!(a1.finish.as_deref(), Some("tool-calls"));
+    assert_eq!(a1.tokens.as_ref().unwrap().output, 7, "usage is the response's, not a sum");
+    let Part::Tool(t1) = &a1.parts[1] else { panic!() };
+    let ToolState::Completed { output, attachments, .. } = &t1.state else { panic!("{:?}", t1.state) };
+    assert_eq!(output, "one");
+    assert_eq!(attachments.as_ref().unwrap()[0].url, "data:image/png;base64,BBBB");
+    let Part::Tool(t2) = &a1.parts[2] else { panic!() };
+    assert!(matches!(&t2.state, ToolState::Error { error, .. } if error == "two"));
+    assert_eq!(unanswered(m), 1);
+
+    // On the first branch (drop the rewind): images kept as data URLs, stripped ones as text.
+    let imp = import_transcript(&jsonl(&lines[..3]), None).unwrap();
+    let u1 = &imp.messages[0];
+    assert!(matches!(&u1.parts[1], Part::File(f) if f.url == "data:image/png;base64,AAAA" && f.mime == "image/png"));
+    assert!(matches!(&u1.parts[2], Part::Text(t) if t.text.contains("image/jpeg") && t.synthetic == Some(true)));
+}
+
+#[test]
+fn claude_code_cycles_stop_with_a_warning() {
+    let lines = vec![
+        json!({"type": "user", "uuid": "a", "parentUuid": "b", "message": {"role": "user", "content": "x"}}),
+        json!({"type": "assistant", "uuid": "b", "parentUuid": "a", "message": {"role": "assistant", "content": [{"type": "text", "text": "y"}]}}),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    assert_eq!(imp.messages.len(), 2);
+    assert!(imp.warnings.iter().any(|w| w.message.contains("loops")));
+}
+
+#[test]
+fn pi_v3_follows_the_leaf_and_keeps_the_tail_pi_kept() {
+    let e = |id: &str, parent: Option<&str>, role: &str, content: Value| {
+        json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00Z", "message": {"role": role, "content": content}})
+    };
+    let lines = vec![
+        json!({"type": "session", "version": 3, "id": "s", "cwd": "/"}),
+        e("u1", None, "user", json!("first")),
+        e("a1", Some("u1"), "assistant", json!([{"type": "text", "text": "one"}, {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "x"}}])),
+        json!({"type": "message", "id": "r1", "parentId": "a1", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "file"}, {"type": "image", "data": "CCCC", "mimeType": "image/png"}], "isError": false}}),
+        e("u2", Some("r1"), "user", json!("second")),
+        e("dead", Some("u2"), "assistant", json!([{"type": "text", "text": "abandoned"}])),
+        e("a2", Some("u2"), "assistant", json!([{"type": "text", "text": "two"}])),
+        json!({"type": "compaction", "id": "k1", "parentId": "a2", "summary": "the summary", "firstKeptEntryId": "u2", "tokensBefore": 1000}),
+        e("u3", Some("k1"), "user", json!("third")),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    let ids: Vec<&str> = imp.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, vec!["u1", "a1", "u2", "a2", "pi-1", "pi-2", "u3"]);
+    assert_eq!(imp.stats.off_branch, 1);
+    let Part::Tool(t) = &imp.messages[1].parts[1] else { panic!() };
+    assert!(matches!(&t.state, ToolState::Completed { output, attachments: Some(a), .. } if output == "file" && a[0].url == "data:image/png;base64,CCCC"));
+    let order: Vec<&str> = view(&imp.messages).into_iter().map(|i| imp.messages[i].id.as_str()).collect();
+    assert_eq!(order, vec!["pi-1", "pi-2", "u2", "a2", "u3"]);
+    assert_eq!(imp.messages[4].compaction().unwrap().extra["tokensBefore"], 1000);
+}
+
+#[test]
+fn opencode_exports_map_field_for_field() {
+    let doc = json!({"info": {"id": "ses_1", "title": "t"}, "messages": [
+        {"info": {"id": "msg_u", "sessionID": "ses_1", "role": "user", "time": {"created": 1}}, "parts": [
+            {"id": "prt_1", "messageID": "msg_u", "type": "text", "text": "hi"},
+            {"id": "prt_2", "messageID": "msg_u", "type": "file", "mime": "image/png", "url": "data:image/png;base64,AA"}]},
+        {"info": {"id": "msg_a", "role": "assistant", "parentID": "msg_u", "finish": "tool-calls", "modelID": "m", "providerID": "p",
+                  "tokens": {"input": 5, "output": 2, "reasoning": 0, "cache": {"read": 3, "write": 0}}, "time": {"created": 2, "completed": 3}}, "parts": [
+            {"id": "prt_3", "type": "step-start"},
+            {"id": "prt_4", "type": "tool", "callID": "c1", "tool": "bash", "state": {"status": "completed", "input": {"command": "ls"}, "output": "a", "title": "ls", "metadata": {}, "time": {"start": 1, "end": 2, "compacted": 9}}},
+            {"id": "prt_5", "type": "tool", "callID": "c2", "tool": "bash", "state": {"status": "running", "input": {}}}]},
+        {"info": {"id": "msg_c", "role": "user"}, "parts": [{"id": "prt_6", "type": "compaction", "auto": true}]},
+        {"info": {"id": "msg_s", "role": "assistant", "parentID": "msg_c", "summary": true, "finish": "stop"}, "parts": [{"id": "prt_7", "type": "text", "text": "summary"}]},
+        {"info": {"id": "msg_x", "role": "assistant", "error": {"name": "APIError", "data": {"message": "boom"}}}, "parts": [{"id": "prt_8", "type": "tool", "state": {}}]}
+    ]});
+    let imp = import_transcript(&serde_json::to_string_pretty(&doc).unwrap(), None).unwrap();
+    assert_eq!(imp.format, Opencode);
+    let m = &imp.messages;
+    assert_eq!(m.len(), 5);
+    assert_eq!(m[0].extra["sessionID"], "ses_1");
+    assert!(matches!(&m[0].parts[1], Part::File(_)));
+    assert_eq!(m[1].model.as_ref().unwrap().model_id, "m");
+    assert_eq!(m[1].tokens.as_ref().unwrap().cache_read, Some(3));
+    assert!(matches!(&m[1].parts[0], Part::Other(_)));
+    let Part::Tool(t) = &m[1].parts[1] else { panic!() };
+    assert!(t.is_pruned(), "time.compacted is the prune mark");
+    assert_eq!(unanswered(m), 1);
+    assert_eq!(view(m), vec![2, 3, 4]);
+    assert_eq!(m[4].error.as_ref().unwrap().message, "boom");
+    assert_eq!(imp.warnings.len(), 1, "the unreadable part: {:?}", imp.warnings);
+    assert_eq!(imp.stats.tool_calls, 2);
+}
+
+#[test]
+fn openhands_v1_condensation_hides_the_forgotten_events() {
+    let ev = json!([
+        {"id": "e0", "source": "agent", "kind": "SystemPromptEvent", "system_prompt": {"text": "sys"}},
+        {"id": "e1", "source": "user", "kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "task"}]}},
+        {"id": "e2", "source": "agent", "kind": "ActionEvent", "thought": [{"type": "text", "text": "look"}], "tool_name": "bash", "tool_call_id": "c1", "llm_response_id": "r1", "tool_call": {"id": "c1", "name": "bash", "arguments": "{\"command\": \"ls\"}"}},
+        {"id": "e3", "source": "environment", "kind": "ObservationEvent", "tool_call_id": "c1", "tool_name": "bash", "observation": {"content": [{"type": "text", "text": "a b"}]}},
+        {"id": "e4", "source": "agent", "kind": "ActionEvent", "thought": [], "tool_name": "bash", "tool_call_id": "c2", "llm_response_id": "r2", "tool_call": {"id": "c2", "name": "bash", "arguments": "{}"}},
+        {"id": "e5", "source": "environment", "kind": "ObservationEvent", "tool_call_id": "c2", "observation": {"content": [{"type": "text", "text": "x"}]}},
+        {"id": "e6", "source": "user", "kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "more"}]}},
+        {"id": "e7", "source": "agent", "kind": "Condensation", "forgotten_event_ids": ["e2", "e3"], "summary": "looked at files"},
+        {"id": "e8", "source": "agent", "kind": "ConversationStateUpdateEvent"}
+    ]);
+    let imp = import_transcript(&ev.to_string(), None).unwrap();
+    let m = &imp.messages;
+    let texts_in_view: Vec<Vec<&str>> = view(m).into_iter().map(|i| texts(&m[i])).collect();
+    assert_eq!(
+        texts_in_view,
+        vec![vec!["sys"], vec!["task"], vec![], vec!["looked at files"], vec![], vec!["more"]]
+    );
+    assert_eq!(imp.stats.compactions, 1);
+    assert_eq!(imp.stats.records, 9);
+    assert_eq!(
+        m.len(),
+        imp.stats.records - imp.stats.skipped - imp.stats.merged + imp.stats.added
+    );
+}
+
+#[test]
+fn results_without_calls_and_repeated_results_are_kept_safe() {
+    let text = jsonl(&[
+        json!({"role": "user", "content": "hi"}),
+        json!({"role": "tool", "tool_call_id": "ghost", "content": "orphan"}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]}),
+        json!({"role": "tool", "tool_call_id": "c1", "content": "r1"}),
+        json!({"role": "tool", "tool_call_id": "c1", "content": "again"}),
+    ]);
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.warnings.len(), 2, "{:?}", imp.warnings);
+    assert_eq!((imp.warnings[0].line, imp.warnings[1].line), (2, 5));
+    assert_eq!(imp.messages.len(), 3);
+    let Part::Tool(t) = &imp.messages[1].parts[0] else { panic!() };
+    assert_eq!(t.call_id, "ghost");
+    let all: Vec<&crate::model::Message> = imp.messages.iter().collect();
+    check_all(&all, "orphans");
+}
