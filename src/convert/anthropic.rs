@@ -10,11 +10,9 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::model_messages::{
-    AssistantContent, ContentItem, ModelMessage, ToolOutput, UserContent,
-};
-use super::shared::{base64_parts, object_input};
 use super::markers;
+use super::model_messages::{AssistantContent, ContentItem, ModelMessage, ToolOutput, UserContent};
+use super::shared::{base64_parts, object_input};
 
 #[derive(Debug, Serialize, PartialEq)]
 pub struct AnthropicRequest<'a> {
@@ -78,7 +76,13 @@ impl Ids {
         }
         let mut base: String = id
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect();
         if base.is_empty() {
             base = "call".into();
@@ -175,7 +179,9 @@ pub fn to_anthropic(messages: Vec<ModelMessage<'_>>) -> AnthropicRequest<'_> {
                     .into_iter()
                     .map(|r| {
                         let (is_error, content) = match r.output {
-                            ToolOutput::Text { value } => (false, text(value).into_iter().collect()),
+                            ToolOutput::Text { value } => {
+                                (false, text(value).into_iter().collect())
+                            }
                             ToolOutput::ErrorText { value } => {
                                 (true, text(value).into_iter().collect())
                             }
@@ -236,5 +242,70 @@ pub fn to_anthropic(messages: Vec<ModelMessage<'_>>) -> AnthropicRequest<'_> {
     AnthropicRequest {
         system: (!system.is_empty()).then(|| system.join("\n\n")),
         messages: turns,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::{to_model_messages, ConvertOptions};
+    use crate::model::parse_message;
+    use serde_json::json;
+
+    fn convert(msgs: Value) -> Value {
+        let msgs: Vec<_> = msgs
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| parse_message(m.clone()).unwrap())
+            .collect();
+        serde_json::to_value(to_anthropic(to_model_messages(
+            &msgs,
+            &ConvertOptions::default(),
+        )))
+        .unwrap()
+    }
+
+    #[test]
+    fn follows_the_messages_api_rules() {
+        let tool = |id: &str, call: &str, state: Value| json!({"type": "tool", "id": id, "callID": call, "tool": "bash", "state": state});
+        let out = convert(json!([
+            {"id": "s", "role": "system", "parts": [{"type": "text", "id": "a", "text": "be brief"}]},
+            {"id": "a0", "role": "assistant", "parts": [{"type": "text", "id": "b", "text": "hello"}]},
+            {"id": "a1", "role": "assistant", "parts": [
+                {"type": "reasoning", "id": "c", "text": "hmm"},
+                tool("d", "Read:0", json!({"status": "completed", "input": "raw", "output": "x",
+                    "attachments": [{"id": "q", "mime": "image/png", "url": "data:image/png;base64,QQ"}]})),
+                tool("e", "c2", json!({"status": "pending", "input": {}}))
+            ]},
+            {"id": "u", "role": "user", "parts": [
+                {"type": "text", "id": "f", "text": "look"},
+                {"type": "file", "id": "g", "mime": "image/jpeg", "url": "data:image/jpeg;base64,RR"},
+                {"type": "file", "id": "h", "mime": "application/pdf", "url": "https://x/y.pdf", "filename": "y.pdf"}
+            ]},
+            {"id": "s2", "role": "system", "parts": [{"type": "text", "id": "i", "text": "late system"}]}
+        ]));
+        assert_eq!(
+            out,
+            json!({"system": "be brief", "messages": [
+                {"role": "user", "content": [{"type": "text", "text": "[Conversation continues]"}]},
+                {"role": "assistant", "content": [
+                    {"type": "text", "text": "hello"},
+                    {"type": "tool_use", "id": "Read_0", "name": "bash", "input": {"input": "raw"}},
+                    {"type": "tool_use", "id": "c2", "name": "bash", "input": {}}
+                ]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "Read_0", "content": [
+                        {"type": "text", "text": "x"},
+                        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "QQ"}}
+                    ]},
+                    {"type": "tool_result", "tool_use_id": "c2", "content": [{"type": "text", "text": "[Tool execution was interrupted]"}], "is_error": true},
+                    {"type": "text", "text": "look"},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg", "data": "RR"}},
+                    {"type": "document", "source": {"type": "url", "url": "https://x/y.pdf"}, "title": "y.pdf"},
+                    {"type": "text", "text": "late system"}
+                ]}
+            ]})
+        );
     }
 }

@@ -215,11 +215,11 @@ pub fn to_openai(messages: Vec<ModelMessage<'_>>) -> Vec<OpenAiMessage<'_>> {
 /// Appends `msg`, merging it into the last message where the roles allow.
 fn push<'a>(out: &mut Vec<OpenAiMessage<'a>>, msg: OpenAiMessage<'a>) {
     match (out.last_mut(), msg) {
-        (
-            Some(OpenAiMessage::User { content: prev }),
-            OpenAiMessage::User { content: next },
-        ) => {
-            let mut parts = into_parts(std::mem::replace(prev, UserMessageContent::Parts(Vec::new())));
+        (Some(OpenAiMessage::User { content: prev }), OpenAiMessage::User { content: next }) => {
+            let mut parts = into_parts(std::mem::replace(
+                prev,
+                UserMessageContent::Parts(Vec::new()),
+            ));
             parts.extend(into_parts(next));
             *prev = UserMessageContent::Parts(parts);
         }
@@ -249,5 +249,61 @@ fn into_parts(c: UserMessageContent<'_>) -> Vec<UserPart<'_>> {
             text: Cow::Owned(t),
         }],
         UserMessageContent::Parts(p) => p,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::convert::{to_model_messages, ConvertOptions};
+    use crate::model::parse_message;
+    use serde_json::{json, Value};
+
+    #[test]
+    fn follows_the_chat_completions_rules() {
+        let tool = |id: &str, call: &str, state: Value| json!({"type": "tool", "id": id, "callID": call, "tool": "bash", "state": state});
+        let msgs: Vec<_> = json!([
+            {"id": "s", "role": "system", "parts": [{"type": "text", "id": "a", "text": "be brief"}]},
+            {"id": "u", "role": "user", "parts": [{"type": "text", "id": "b", "text": "hi"}]},
+            {"id": "u2", "role": "user", "parts": [{"type": "file", "id": "c", "mime": "image/png", "url": "data:image/png;base64,QQ"}]},
+            {"id": "a0", "role": "assistant", "parts": [{"type": "reasoning", "id": "r", "text": "hmm"}, {"type": "text", "id": "d", "text": "let me see"}]},
+            {"id": "a1", "role": "assistant", "parts": [
+                tool("e", "c1", json!({"status": "completed", "input": {"cmd": "ls"}, "output": "x",
+                    "attachments": [{"id": "q", "mime": "image/png", "url": "data:image/png;base64,ZZ"}]})),
+                tool("f", "c1", json!({"status": "error", "input": {}, "error": "boom"})),
+                {"type": "text", "id": "g", "text": "done"}
+            ]}
+        ])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| parse_message(m.clone()).unwrap())
+        .collect();
+        let out = serde_json::to_value(to_openai(to_model_messages(
+            &msgs,
+            &ConvertOptions::default(),
+        )))
+        .unwrap();
+        assert_eq!(
+            out,
+            json!([
+                {"role": "system", "content": "be brief"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "hi"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,QQ"}}
+                ]},
+                {"role": "assistant", "content": "let me see", "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\":\"ls\"}"}},
+                    {"id": "c1_1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "c1", "content": "x\n[Attached image/png: file]"},
+                {"role": "tool", "tool_call_id": "c1_1", "content": "boom"},
+                {"role": "user", "content": [
+                    {"type": "text", "text": "Images returned by the tool calls above:"},
+                    {"type": "image_url", "image_url": {"url": "data:image/png;base64,ZZ"}}
+                ]},
+                {"role": "assistant", "content": "done"}
+            ])
+        );
     }
 }

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::{Format, ImportStats, Imported, Warning};
 use crate::model::{
-    CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart, Role,
-    TextPart, Time, ToolPart, ToolState, Usage,
+    CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart, Role, TextPart,
+    Time, ToolPart, ToolState, Usage,
 };
 
 /// What a tool call came back with.
@@ -194,7 +194,8 @@ impl Builder {
             return;
         }
         let id = Self::next_part_id(m);
-        m.parts.push(Part::Reasoning(ReasoningPart { id, text, extra }));
+        m.parts
+            .push(Part::Reasoning(ReasoningPart { id, text, extra }));
     }
 
     pub fn file(m: &mut Message, mime: &str, url: String, filename: Option<String>) {
@@ -277,7 +278,12 @@ impl Builder {
                 let mut m = self.message(None, Role::Assistant, None);
                 m.finish = Some("tool-calls".into());
                 let mi = self.push(m, false);
-                self.add_call(mi, call_id, tool.unwrap_or("unknown"), Value::Object(Map::new()));
+                self.add_call(
+                    mi,
+                    call_id,
+                    tool.unwrap_or("unknown"),
+                    Value::Object(Map::new()),
+                );
                 self.open
                     .get_mut(call_id)
                     .and_then(VecDeque::pop_back)

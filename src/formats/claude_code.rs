@@ -68,9 +68,7 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
         let kind = match str_field(v, "type") {
             Some("user") => Kind::User,
             Some("assistant") => Kind::Assistant,
-            Some("system") if str_field(v, "subtype") == Some("compact_boundary") => {
-                Kind::Boundary
-            }
+            Some("system") if str_field(v, "subtype") == Some("compact_boundary") => Kind::Boundary,
             _ => Kind::Other,
         };
         if matches!(kind, Kind::User | Kind::Assistant) {
@@ -119,7 +117,10 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
         match e.kind {
             Kind::Boundary => {
                 if boundary.is_some() {
-                    b.warn(e.line, "a compact_boundary without its summary line was ignored");
+                    b.warn(
+                        e.line,
+                        "a compact_boundary without its summary line was ignored",
+                    );
                 }
                 let meta = e.v.get("compactMetadata");
                 let auto = meta.and_then(|m| str_field(m, "trigger")) != Some("manual");
@@ -143,13 +144,19 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
                     continue;
                 }
                 if boundary.take().is_some() {
-                    b.warn(e.line, "a compact_boundary without its summary line was ignored");
+                    b.warn(
+                        e.line,
+                        "a compact_boundary without its summary line was ignored",
+                    );
                 }
                 user(e, time, b);
             }
             Kind::Assistant => {
                 if boundary.take().is_some() {
-                    b.warn(e.line, "a compact_boundary without its summary line was ignored");
+                    b.warn(
+                        e.line,
+                        "a compact_boundary without its summary line was ignored",
+                    );
                 }
                 let mi = match (e.msg_id, last_source, b.last_assistant()) {
                     (Some(id), Some((mi, prev)), Some(last)) if id == prev && mi == last => {
@@ -170,7 +177,10 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
         }
     }
     if boundary.is_some() {
-        b.warn(0, "the last compact_boundary has no summary line; it was ignored");
+        b.warn(
+            0,
+            "the last compact_boundary has no summary line; it was ignored",
+        );
     }
     Ok(())
 }
@@ -220,9 +230,9 @@ fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
                 None => {
                     // The parent was never written (or was trimmed): continue from the newest
                     // message before this line on the same side.
-                    let fallback = entries[..i].iter().rposition(|p| {
-                        p.is_message() && p.uuid.is_some() && p.sidechain == side
-                    });
+                    let fallback = entries[..i]
+                        .iter()
+                        .rposition(|p| p.is_message() && p.uuid.is_some() && p.sidechain == side);
                     if fallback.is_some() {
                         b.warn(
                             e.line,
@@ -244,9 +254,8 @@ fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
                 continue;
             }
             let ce = &entries[c];
-            let same_response = ce.kind == Kind::Assistant
-                && ce.msg_id.is_some()
-                && ce.msg_id == entries[i].msg_id;
+            let same_response =
+                ce.kind == Kind::Assistant && ce.msg_id.is_some() && ce.msg_id == entries[i].msg_id;
             if ce.only_results() || same_response {
                 selected[c] = true;
                 stack.push(c);
@@ -326,13 +335,12 @@ fn user(e: &Entry, time: Option<f64>, b: &mut Builder) {
                     }
                     Some("image") | Some("document") => {
                         let (mime, url) = image(blk);
-                        let mime = if str_field(blk, "type") == Some("document")
-                            && mime == "image/png"
-                        {
-                            "application/pdf".to_string()
-                        } else {
-                            mime
-                        };
+                        let mime =
+                            if str_field(blk, "type") == Some("document") && mime == "image/png" {
+                                "application/pdf".to_string()
+                            } else {
+                                mime
+                            };
                         Builder::file(&mut m, &mime, url, None);
                     }
                     _ => {
@@ -406,7 +414,10 @@ fn assistant(e: &Entry, mi: usize, b: &mut Builder) {
                     continue;
                 }
                 let name = str_field(blk, "name").unwrap_or("");
-                let input = blk.get("input").cloned().unwrap_or(Value::Object(Map::new()));
+                let input = blk
+                    .get("input")
+                    .cloned()
+                    .unwrap_or(Value::Object(Map::new()));
                 b.tool_call(mi, id, name, input);
             }
             _ => {

@@ -135,14 +135,7 @@ fn user_content(m: &mut Message, content: Option<&Value>) {
 }
 
 /// One `response_item` payload (or an item of a replacement history, `counted: false`).
-fn item(
-    line: usize,
-    p: &Value,
-    time: Option<f64>,
-    b: &mut Builder,
-    st: &mut State,
-    counted: bool,
-) {
+fn item(line: usize, p: &Value, time: Option<f64>, b: &mut Builder, st: &mut State, counted: bool) {
     let call_id = str_field(p, "call_id")
         .or_else(|| str_field(p, "id"))
         .unwrap_or("");
@@ -178,7 +171,10 @@ fn item(
                     if counted {
                         b.skip();
                     }
-                    b.warn(line, format!("message with unknown role {other:?}; ignored"));
+                    b.warn(
+                        line,
+                        format!("message with unknown role {other:?}; ignored"),
+                    );
                 }
             }
         }
@@ -239,7 +235,10 @@ fn item(
             | "tool_search_output",
         ) => {
             st.after_output = true;
-            let out = p.get("output").or_else(|| p.get("tools")).unwrap_or(&Value::Null);
+            let out = p
+                .get("output")
+                .or_else(|| p.get("tools"))
+                .unwrap_or(&Value::Null);
             let outcome = match out {
                 Value::Array(items) => {
                     let mut attachments = Vec::new();

@@ -50,7 +50,11 @@ pub fn image_mime(url: &str) -> String {
     if let Some(m) = data_url_mime(url) {
         return m.to_string();
     }
-    let path = url.split(['?', '#']).next().unwrap_or(url).to_ascii_lowercase();
+    let path = url
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(url)
+        .to_ascii_lowercase();
     let ext = path.rsplit('.').next().unwrap_or("");
     match ext {
         "jpg" | "jpeg" => "image/jpeg",
@@ -192,15 +196,27 @@ mod tests {
     #[test]
     fn parses_timestamps() {
         assert_eq!(iso_ms("1970-01-01T00:00:00Z"), Some(0.0));
-        assert_eq!(iso_ms("2026-02-02T23:59:49.965Z"), Some(1_770_076_789_965.0));
+        assert_eq!(
+            iso_ms("2026-02-02T23:59:49.965Z"),
+            Some(1_770_076_789_965.0)
+        );
         assert_eq!(
             iso_ms("2025-01-27T23:16:54.105108"),
             Some(1_738_019_814_105.0)
         );
-        assert_eq!(iso_ms("2026-02-03T01:59:49.965+02:00"), iso_ms("2026-02-02T23:59:49.965Z"));
+        assert_eq!(
+            iso_ms("2026-02-03T01:59:49.965+02:00"),
+            iso_ms("2026-02-02T23:59:49.965Z")
+        );
         assert_eq!(iso_ms("yesterday"), None);
-        assert_eq!(time_of(Some(&json!(1775890959.089275))), Some(1_775_890_959_089.0));
-        assert_eq!(time_of(Some(&json!(1782352242556_u64))), Some(1_782_352_242_556.0));
+        assert_eq!(
+            time_of(Some(&json!(1775890959.089275))),
+            Some(1_775_890_959_089.0)
+        );
+        assert_eq!(
+            time_of(Some(&json!(1782352242556_u64))),
+            Some(1_782_352_242_556.0)
+        );
     }
 
     #[test]

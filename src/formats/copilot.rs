@@ -19,18 +19,30 @@ pub fn import(records: &[Record], b: &mut Builder) {
             Some("system.message") => {
                 b.record();
                 let mut m = b.message(str_field(v, "id"), Role::System, time);
-                Builder::text(&mut m, text_of(data.get("content").unwrap_or(&Value::Null)), false);
+                Builder::text(
+                    &mut m,
+                    text_of(data.get("content").unwrap_or(&Value::Null)),
+                    false,
+                );
                 b.push_nonempty(m);
             }
             Some("user.message") => {
                 b.record();
                 let mut m = b.message(str_field(v, "id"), Role::User, time);
-                Builder::text(&mut m, text_of(data.get("content").unwrap_or(&Value::Null)), false);
+                Builder::text(
+                    &mut m,
+                    text_of(data.get("content").unwrap_or(&Value::Null)),
+                    false,
+                );
                 b.push_nonempty(m);
             }
             Some("system.notification") => {
                 let mut m = b.message(str_field(v, "id"), Role::User, time);
-                Builder::text(&mut m, text_of(data.get("content").unwrap_or(&Value::Null)), true);
+                Builder::text(
+                    &mut m,
+                    text_of(data.get("content").unwrap_or(&Value::Null)),
+                    true,
+                );
                 if !m.parts.is_empty() {
                     b.push(m, false);
                 }
@@ -42,12 +54,21 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 if let Some(r) = str_field(data, "reasoningText") {
                     Builder::reasoning(&mut m, r, Map::new());
                 }
-                Builder::text(&mut m, text_of(data.get("content").unwrap_or(&Value::Null)), false);
+                Builder::text(
+                    &mut m,
+                    text_of(data.get("content").unwrap_or(&Value::Null)),
+                    false,
+                );
                 if let Some(model) = str_field(data, "model") {
                     m.model = model_ref("github-copilot", model);
                 }
                 let mi = b.push(m, true);
-                for t in data.get("toolRequests").and_then(Value::as_array).into_iter().flatten() {
+                for t in data
+                    .get("toolRequests")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     b.tool_call(
                         mi,
                         str_field(t, "toolCallId").unwrap_or(""),

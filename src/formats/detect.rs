@@ -69,8 +69,7 @@ fn document(v: &Value) -> Option<Format> {
                 if first.is_some_and(|m| has(m, "info") && has(m, "parts")) {
                     return Some(Format::Opencode);
                 }
-                if has(v, "sessionId") || first.is_some_and(|m| has(m, "type") && !has(m, "role"))
-                {
+                if has(v, "sessionId") || first.is_some_and(|m| has(m, "type") && !has(m, "role")) {
                     return Some(Format::GeminiCli);
                 }
                 if msgs.is_empty() || first.is_some_and(|m| has(m, "role")) {
@@ -87,9 +86,9 @@ fn document(v: &Value) -> Option<Format> {
 }
 
 fn chat_is_mini_swe(items: &[Value]) -> bool {
-    items.iter().any(|m| {
-        s(m, "role") == "exit" || s(m, "content").contains("```mswea_bash_command")
-    })
+    items
+        .iter()
+        .any(|m| s(m, "role") == "exit" || s(m, "content").contains("```mswea_bash_command"))
 }
 
 /// One record of a line-oriented format: `(format, decisive)`.
@@ -124,7 +123,14 @@ fn line(v: &Value) -> Option<(Format, bool)> {
         _ => {}
     }
     if ty.contains('.') && v.get("data").is_some_and(Value::is_object) {
-        let known = ["session.", "user.", "assistant.", "tool.", "system.", "hook."];
+        let known = [
+            "session.",
+            "user.",
+            "assistant.",
+            "tool.",
+            "system.",
+            "hook.",
+        ];
         if known.iter().any(|p| ty.starts_with(p)) {
             return Some((Format::CopilotCli, true));
         }

@@ -15,7 +15,13 @@ pub fn import(records: &[Record], b: &mut Builder) {
             b.warn(r.line, "a second JSON document after the session; ignored");
             continue;
         }
-        for v in r.value.get("messages").and_then(Value::as_array).into_iter().flatten() {
+        for v in r
+            .value
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             b.record();
             let time = time_of(v.get("timestamp"));
             let content = text_of(v.get("content").unwrap_or(&Value::Null));
@@ -27,7 +33,12 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 }
                 Some("gemini") | Some("model") => {
                     let mut m = b.message(str_field(v, "id"), Role::Assistant, time);
-                    for t in v.get("thoughts").and_then(Value::as_array).into_iter().flatten() {
+                    for t in v
+                        .get("thoughts")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         let text = match (str_field(t, "subject"), str_field(t, "description")) {
                             (Some(s), Some(d)) => format!("**{s}**\n{d}"),
                             (s, d) => s.or(d).unwrap_or("").to_string(),
@@ -52,7 +63,12 @@ pub fn import(records: &[Record], b: &mut Builder) {
                         });
                     }
                     let mi = b.push(m, true);
-                    for call in v.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+                    for call in v
+                        .get("toolCalls")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                    {
                         let id = str_field(call, "id").unwrap_or("");
                         let name = str_field(call, "name").unwrap_or("");
                         b.tool_call(mi, id, name, parse_args(call.get("args")));
@@ -62,10 +78,12 @@ pub fn import(records: &[Record], b: &mut Builder) {
                             .into_iter()
                             .flatten()
                             .filter_map(|res| res.pointer("/functionResponse/response"))
-                            .map(|resp| match resp.get("output").or_else(|| resp.get("error")) {
-                                Some(o) => output_text(o),
-                                None => output_text(resp),
-                            })
+                            .map(
+                                |resp| match resp.get("output").or_else(|| resp.get("error")) {
+                                    Some(o) => output_text(o),
+                                    None => output_text(resp),
+                                },
+                            )
                             .collect();
                         let status = str_field(call, "status").unwrap_or("success");
                         if responses.is_empty() && status != "error" && status != "cancelled" {

@@ -90,7 +90,10 @@ impl Chat {
             "exit" => b.skip(),
             other => {
                 b.skip();
-                b.warn(line, format!("message with unknown role {other:?}; ignored"));
+                b.warn(
+                    line,
+                    format!("message with unknown role {other:?}; ignored"),
+                );
             }
         }
     }
@@ -135,7 +138,12 @@ impl Chat {
         }
         let mi = b.push(m, true);
         let mut native = false;
-        for call in v.get("tool_calls").and_then(Value::as_array).into_iter().flatten() {
+        for call in v
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             native = true;
             let f = call.get("function").unwrap_or(&Value::Null);
             let id = str_field(call, "id").unwrap_or("");
@@ -186,7 +194,10 @@ fn fenced(text: &str) -> Option<&str> {
         let mut rest = text;
         while let Some(i) = rest.find(tag) {
             let after = &rest[i + tag.len()..];
-            let Some(body) = after.strip_prefix('\n').or_else(|| after.strip_prefix("\r\n")) else {
+            let Some(body) = after
+                .strip_prefix('\n')
+                .or_else(|| after.strip_prefix("\r\n"))
+            else {
                 rest = after;
                 continue;
             };
@@ -212,7 +223,10 @@ fn xml(text: &str, b: &mut Builder, line: usize) -> Option<(String, Value)> {
     let body = &rest[name_end + 1..];
     let end = body.find("</function>").unwrap_or(body.len());
     if body[end..].contains("<function=") {
-        b.warn(line, "several <function=...> calls in one message; only the first is read");
+        b.warn(
+            line,
+            "several <function=...> calls in one message; only the first is read",
+        );
     }
     let mut params = Map::new();
     let mut p = &body[..end];
@@ -357,6 +371,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(name, "str_replace_editor");
-        assert_eq!(input, serde_json::json!({"command": "view", "path": "/a.py"}));
+        assert_eq!(
+            input,
+            serde_json::json!({"command": "view", "path": "/a.py"})
+        );
     }
 }

@@ -16,7 +16,14 @@ pub fn import(records: &[Record], b: &mut Builder) {
             b.warn(r.line, "a second JSON document after the export; ignored");
             continue;
         }
-        for (i, entry) in r.value.get("messages").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        for (i, entry) in r
+            .value
+            .get("messages")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
             b.record();
             let info = entry.get("info").unwrap_or(entry);
             let role = match str_field(info, "role") {
@@ -25,7 +32,10 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 Some("system") => Role::System,
                 other => {
                     b.skip();
-                    b.warn(r.line, format!("messages[{i}]: unknown role {other:?}; ignored"));
+                    b.warn(
+                        r.line,
+                        format!("messages[{i}]: unknown role {other:?}; ignored"),
+                    );
                     continue;
                 }
             };
@@ -76,8 +86,17 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 model_id: id.to_string(),
             });
             let known = [
-                "id", "role", "time", "parentID", "summary", "finish", "error", "tokens",
-                "providerID", "modelID", "model",
+                "id",
+                "role",
+                "time",
+                "parentID",
+                "summary",
+                "finish",
+                "error",
+                "tokens",
+                "providerID",
+                "modelID",
+                "model",
             ];
             if let Some(o) = info.as_object() {
                 for (key, val) in o {
@@ -86,7 +105,13 @@ pub fn import(records: &[Record], b: &mut Builder) {
                     }
                 }
             }
-            for (j, p) in entry.get("parts").and_then(Value::as_array).into_iter().flatten().enumerate() {
+            for (j, p) in entry
+                .get("parts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
                 let mut p = p.clone();
                 prepare_part(&mut p);
                 if let Some(call) = p.get("callID").and_then(Value::as_str) {
@@ -94,7 +119,10 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 }
                 match serde_json::from_value::<Part>(p) {
                     Ok(part) => m.parts.push(part),
-                    Err(e) => b.warn(r.line, format!("messages[{i}].parts[{j}]: {e}; part dropped")),
+                    Err(e) => b.warn(
+                        r.line,
+                        format!("messages[{i}].parts[{j}]: {e}; part dropped"),
+                    ),
                 }
             }
             b.push(m, true);
@@ -114,7 +142,10 @@ fn prepare_part(p: &mut Value) {
         if state.get("status").and_then(Value::as_str) == Some("completed")
             && !state.get("output").is_some_and(Value::is_string)
         {
-            let out = state.get("output").map(super::content::output_text).unwrap_or_default();
+            let out = state
+                .get("output")
+                .map(super::content::output_text)
+                .unwrap_or_default();
             state.insert("output".into(), Value::String(out));
         }
     }

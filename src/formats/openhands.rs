@@ -96,7 +96,12 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 };
                 let mut m = b.message(None, role, time);
                 Builder::text(&mut m, text, false);
-                for url in args.get("image_urls").and_then(Value::as_array).into_iter().flatten() {
+                for url in args
+                    .get("image_urls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(u) = url.as_str() {
                         Builder::file(&mut m, &image_mime(u), u.to_string(), None);
                     }
@@ -164,10 +169,7 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
             Some(tcm) => {
                 b.merged();
                 let call_id = str_field(tcm, "tool_call_id").unwrap_or("");
-                let content = e
-                    .get("content")
-                    .map(output_text)
-                    .unwrap_or_default();
+                let content = e.get("content").map(output_text).unwrap_or_default();
                 let outcome = if obs == "error" {
                     Outcome::Err(content)
                 } else {
@@ -233,7 +235,12 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
             } else {
                 Outcome::text(text)
             };
-            b.result(line, str_field(e, "tool_call_id").unwrap_or(""), str_field(e, "tool_name"), outcome);
+            b.result(
+                line,
+                str_field(e, "tool_call_id").unwrap_or(""),
+                str_field(e, "tool_name"),
+                outcome,
+            );
         }
         Some("AgentErrorEvent") | Some("UserRejectObservation") => {
             b.merged();
@@ -241,7 +248,12 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 .or_else(|| str_field(e, "rejection_reason"))
                 .unwrap_or("error")
                 .to_string();
-            b.result(line, str_field(e, "tool_call_id").unwrap_or(""), str_field(e, "tool_name"), Outcome::Err(text));
+            b.result(
+                line,
+                str_field(e, "tool_call_id").unwrap_or(""),
+                str_field(e, "tool_name"),
+                Outcome::Err(text),
+            );
         }
         Some("Condensation") => condensation(line, e, time, b, st),
         _ => b.skip(),
@@ -289,23 +301,34 @@ fn condensation(line: usize, args: &Value, time: Option<f64>, b: &mut Builder, s
         })
         .collect();
     if forgotten.is_empty() {
-        let num = |v: &Value| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()));
+        let num = |v: &Value| {
+            v.as_u64()
+                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+        };
         if let (Some(s), Some(e)) = (
             args.get("forgotten_events_start_id").and_then(num),
             args.get("forgotten_events_end_id").and_then(num),
         ) {
-            forgotten = (s..=e).filter_map(|id| st.at.get(&id.to_string()).copied()).collect();
+            forgotten = (s..=e)
+                .filter_map(|id| st.at.get(&id.to_string()).copied())
+                .collect();
         }
     }
     forgotten.sort_unstable();
     forgotten.dedup();
     let (Some(&first), Some(&last)) = (forgotten.first(), forgotten.last()) else {
         b.skip();
-        b.warn(line, "a condensation whose forgotten events are unknown; ignored");
+        b.warn(
+            line,
+            "a condensation whose forgotten events are unknown; ignored",
+        );
         return;
     };
     if last - first + 1 != forgotten.len() {
-        b.warn(line, "the forgotten events are not contiguous; the whole range between them is hidden");
+        b.warn(
+            line,
+            "the forgotten events are not contiguous; the whole range between them is hidden",
+        );
     }
     let hidden_from = b.messages.get(first).map(|m| m.id.clone());
     let tail = b.messages.get(last + 1).map(|m| m.id.clone());
@@ -314,6 +337,15 @@ fn condensation(line: usize, args: &Value, time: Option<f64>, b: &mut Builder, s
         .unwrap_or(NO_SUMMARY)
         .to_string();
     // The condensation event itself stands for the summary.
-    b.compaction(true, summary, tail, hidden_from, time, None, true, Map::new());
+    b.compaction(
+        true,
+        summary,
+        tail,
+        hidden_from,
+        time,
+        None,
+        true,
+        Map::new(),
+    );
     st.response = None;
 }

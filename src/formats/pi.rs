@@ -34,7 +34,11 @@ pub fn import(records: &[Record], b: &mut Builder) {
         if is_message(&r.value) {
             b.record();
         }
-        if let Some(blocks) = r.value.pointer("/message/content").and_then(Value::as_array) {
+        if let Some(blocks) = r
+            .value
+            .pointer("/message/content")
+            .and_then(Value::as_array)
+        {
             for blk in blocks {
                 if str_field(blk, "type") == Some("toolCall") {
                     if let Some(id) = str_field(blk, "id") {
@@ -44,7 +48,11 @@ pub fn import(records: &[Record], b: &mut Builder) {
             }
         }
     }
-    let path = if version >= 2 || entries.iter().any(|(_, r)| r.value.get("parentId").is_some()) {
+    let path = if version >= 2
+        || entries
+            .iter()
+            .any(|(_, r)| r.value.get("parentId").is_some())
+    {
         tree_path(&entries, b)
     } else {
         entries.clone()
@@ -150,7 +158,10 @@ fn tree_path<'a>(entries: &[(usize, &'a Record)], b: &mut Builder) -> Vec<(usize
     let mut cur = Some(leaf);
     while let Some(k) = cur {
         if seen[k] {
-            b.warn(entries[k].1.line, "the parentId chain loops back here; stopped following it");
+            b.warn(
+                entries[k].1.line,
+                "the parentId chain loops back here; stopped following it",
+            );
             break;
         }
         seen[k] = true;
@@ -160,7 +171,10 @@ fn tree_path<'a>(entries: &[(usize, &'a Record)], b: &mut Builder) -> Vec<(usize
             Some(p) => {
                 let next = by_id.get(p).copied();
                 if next.is_none() {
-                    b.warn(entries[k].1.line, format!("parent {p:?} is not in the file"));
+                    b.warn(
+                        entries[k].1.line,
+                        format!("parent {p:?} is not in the file"),
+                    );
                 }
                 next
             }
@@ -227,7 +241,12 @@ fn message(r: &Record, b: &mut Builder, provider: Option<&str>) {
         Some("assistant") => {
             let m = b.message(id, Role::Assistant, time);
             let mi = b.push(m, true);
-            for blk in msg.get("content").and_then(Value::as_array).into_iter().flatten() {
+            for blk in msg
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 match str_field(blk, "type") {
                     Some("text") => Builder::text(
                         &mut b.messages[mi],
@@ -344,7 +363,10 @@ fn message(r: &Record, b: &mut Builder, provider: Option<&str>) {
         }
         _ => {
             if !text_of(msg.get("content").unwrap_or(&Value::Null)).is_empty() {
-                b.warn(r.line, format!("unknown message role {:?}; ignored", str_field(msg, "role")));
+                b.warn(
+                    r.line,
+                    format!("unknown message role {:?}; ignored", str_field(msg, "role")),
+                );
             }
         }
     }

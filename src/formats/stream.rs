@@ -115,7 +115,8 @@ mod tests {
     #[test]
     fn reads_concatenated_pretty_and_broken_input() {
         let mut w = Vec::new();
-        let text = "{\"a\":1}{\"b\":2}\n\n{\n  \"c\": [\n    1\n  ]\n}\n{\"d\": tru\n{\"e\":5}\n[1,2]";
+        let text =
+            "{\"a\":1}{\"b\":2}\n\n{\n  \"c\": [\n    1\n  ]\n}\n{\"d\": tru\n{\"e\":5}\n[1,2]";
         let r = decode(text, &mut w);
         assert_eq!(
             r.iter().map(|r| r.value.clone()).collect::<Vec<_>>(),
@@ -130,7 +131,11 @@ mod tests {
         assert_eq!(lines(&r), vec![1, 1, 3, 9, 10]);
         assert_eq!(w.len(), 1);
         assert_eq!(w[0].line, 8);
-        assert!(w[0].message.starts_with("malformed JSON ("), "{}", w[0].message);
+        assert!(
+            w[0].message.starts_with("malformed JSON ("),
+            "{}",
+            w[0].message
+        );
         assert!(w[0].message.ends_with("skipped line 8"), "{}", w[0].message);
     }
 
@@ -141,6 +146,10 @@ mod tests {
         assert_eq!(r.len(), 1);
         assert_eq!(w.len(), 2);
         assert_eq!((w[0].line, w[1].line), (2, 4));
-        assert!(w[0].message.ends_with("skipped lines 2-3"), "{}", w[0].message);
+        assert!(
+            w[0].message.ends_with("skipped lines 2-3"),
+            "{}",
+            w[0].message
+        );
     }
 }

@@ -14,7 +14,10 @@ pub fn import_swe_agent(records: &[Record], b: &mut Builder) {
     b.count_each_call();
     for (k, r) in records.iter().enumerate() {
         if k > 0 {
-            b.warn(r.line, "a second JSON document after the trajectory; ignored");
+            b.warn(
+                r.line,
+                "a second JSON document after the trajectory; ignored",
+            );
             continue;
         }
         let Some(history) = r.value.get("history").and_then(Value::as_array) else {
@@ -32,7 +35,10 @@ pub fn import_mini(records: &[Record], b: &mut Builder) {
     b.count_each_call();
     for (k, r) in records.iter().enumerate() {
         if k > 0 {
-            b.warn(r.line, "a second JSON document after the trajectory; ignored");
+            b.warn(
+                r.line,
+                "a second JSON document after the trajectory; ignored",
+            );
             continue;
         }
         let messages = match &r.value {
