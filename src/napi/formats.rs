@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::errors::{catching, guard, js_error, to_js, JsResult as Result};
 use super::tasks::AbortFlag;
-use super::value::{optional, Js};
+use super::value::{optional, ViaJson};
 use crate::error::{CfError, Code, Result as CoreResult};
 use crate::formats::{import_transcript_with, Format, Imported, Warning};
 
@@ -69,8 +69,8 @@ fn run(path_or_text: &str, options: Option<Value>, abort: &AbortFlag) -> CoreRes
 pub fn import_transcript(
     path_or_text: String,
     #[napi(ts_arg_type = "ImportOptions")] options: Option<Value>,
-) -> Result<Js<Imported>> {
-    guard(|| run(&path_or_text, options, &AbortFlag::default()).map(Js))
+) -> Result<ViaJson<Imported>> {
+    guard(|| run(&path_or_text, options, &AbortFlag::default()).map(ViaJson))
 }
 
 pub struct ImportTask {
@@ -81,7 +81,7 @@ pub struct ImportTask {
 
 impl Task for ImportTask {
     type Output = CoreResult<Imported>;
-    type JsValue = Js<Imported>;
+    type JsValue = ViaJson<Imported>;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
         let input = std::mem::take(&mut self.input);
@@ -96,7 +96,7 @@ impl Task for ImportTask {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
-        output.map(Js).map_err(|e| js_error(&env, &e))
+        output.map(ViaJson).map_err(|e| js_error(&env, &e))
     }
 }
 

@@ -89,3 +89,60 @@ impl ConvertArgs {
         }
     }
 }
+
+/// A large Rust value handed to JS as JSON text parsed by V8's `JSON.parse`: several times faster
+/// than building the objects property by property through N-API.
+pub struct ViaJson<T: Serialize>(pub T);
+
+impl<T: Serialize> ToNapiValue for ViaJson<T> {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> napi::Result<sys::napi_value> {
+        let text =
+            serde_json::to_string(&val.0).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        let mut global = std::ptr::null_mut();
+        check(sys::napi_get_global(env, &mut global))?;
+        let mut json = std::ptr::null_mut();
+        check(sys::napi_get_named_property(
+            env,
+            global,
+            c"JSON".as_ptr(),
+            &mut json,
+        ))?;
+        let mut parse = std::ptr::null_mut();
+        check(sys::napi_get_named_property(
+            env,
+            json,
+            c"parse".as_ptr(),
+            &mut parse,
+        ))?;
+        let mut arg = std::ptr::null_mut();
+        check(sys::napi_create_string_utf8(
+            env,
+            text.as_ptr().cast(),
+            text.len() as isize,
+            &mut arg,
+        ))?;
+        let mut out = std::ptr::null_mut();
+        check(sys::napi_call_function(env, json, parse, 1, &arg, &mut out))?;
+        Ok(out)
+    }
+}
+
+impl<T: Serialize> TypeName for ViaJson<T> {
+    fn type_name() -> &'static str {
+        "Object"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Object
+    }
+}
+
+fn check(status: sys::napi_status) -> napi::Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::from_reason(format!(
+            "N-API call failed with status {status}"
+        )))
+    }
+}
