@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { Session, toModelMessages } from '../index.js'
-import type { Message, ModelMessage } from '../index.js'
+import type { ConvertOptions, Message, ModelMessage } from '../index.js'
 import {
   INTERRUPTED,
   PRUNED,
@@ -30,7 +30,7 @@ type ToolMsg = Extract<ModelMessage, { role: 'tool' }>
 type AssistantMsg = Extract<ModelMessage, { role: 'assistant' }>
 
 const results = (out: ModelMessage[]) => out.filter((m): m is ToolMsg => m.role === 'tool').flatMap((m) => m.content)
-const onlyResult = (msgs: Message[], opts?: Parameters<typeof toModelMessages>[1]) => {
+const onlyResult = (msgs: Message[], opts?: ConvertOptions<'ai-sdk'>) => {
   const r = results(toModelMessages(msgs, opts))
   expect(r).toHaveLength(1)
   return r[0].output

@@ -14,6 +14,10 @@ pub enum Code {
     NotFound,
     /// The caller aborted the operation.
     Aborted,
+    /// A transcript whose format could not be recognised (or that holds no JSON at all).
+    UnknownFormat,
+    /// A file could not be read.
+    Io,
     /// A Rust panic was caught at the boundary: a bug, never the caller's fault.
     Internal,
 }
@@ -26,6 +30,8 @@ impl Code {
             Code::DuplicateId => "CF_DUPLICATE_ID",
             Code::NotFound => "CF_NOT_FOUND",
             Code::Aborted => "CF_ABORTED",
+            Code::UnknownFormat => "CF_UNKNOWN_FORMAT",
+            Code::Io => "CF_IO",
             Code::Internal => "CF_INTERNAL",
         }
     }

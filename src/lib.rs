@@ -5,6 +5,7 @@
 pub mod compaction;
 pub mod convert;
 pub mod error;
+pub mod formats;
 pub mod model;
 pub mod policy;
 pub mod session;

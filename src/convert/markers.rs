@@ -7,6 +7,9 @@ pub const INTERRUPTED: &str = "[Tool execution was interrupted]";
 /// A compaction request reads as this user question, so the summary reads as its answer.
 pub const COMPACTION_REQUEST: &str = "What did we do so far?";
 
+/// The user turn put first where a provider requires the conversation to start with the user.
+pub const CONVERSATION_START: &str = "[Conversation continues]";
+
 /// What replaces an image or PDF when media is stripped.
 pub fn attached(mime: &str, filename: &str) -> String {
     format!("[Attached {mime}: {filename}]")

@@ -1,8 +1,85 @@
-//! What the model sees: conversion to AI SDK `ModelMessage`s, truncation, media stripping.
+//! What the model sees: conversion to AI SDK `ModelMessage`s (and from them to the Anthropic
+//! Messages and OpenAI chat completions shapes), truncation, media stripping.
 
+mod anthropic;
 pub mod markers;
 mod model_messages;
+mod openai;
 mod truncate;
 
-pub use model_messages::{to_model_messages, ConvertOptions, ModelMessage};
+use serde::Serialize;
+
+pub use anthropic::{to_anthropic, AnthropicBlock, AnthropicMessage, AnthropicRequest};
+pub use model_messages::{
+    to_model_messages, AssistantContent, ContentItem, ConvertOptions, ModelMessage, ToolOutput, ToolResult, UserContent,
+};
+pub use openai::{to_openai, OpenAiMessage};
 pub use truncate::keep_head_and_tail;
+
+use crate::error::{CfError, Result};
+
+/// The message shape `toModelMessages` returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModelFormat {
+    /// AI SDK `ModelMessage[]`.
+    #[default]
+    AiSdk,
+    /// Anthropic Messages API `{ system?, messages }`.
+    Anthropic,
+    /// OpenAI chat completions `messages`.
+    OpenAi,
+}
+
+impl ModelFormat {
+    pub fn parse(name: &str) -> Result<ModelFormat> {
+        match name {
+            "ai-sdk" => Ok(ModelFormat::AiSdk),
+            "anthropic" => Ok(ModelFormat::Anthropic),
+            "openai" => Ok(ModelFormat::OpenAi),
+            other => Err(CfError::invalid_argument(format!(
+                "options.format: unknown format {other:?} (expected 'ai-sdk', 'anthropic' or 'openai')"
+            ))),
+        }
+    }
+}
+
+/// Converted messages in one of the supported shapes.
+#[derive(Debug, Serialize, PartialEq)]
+#[serde(untagged)]
+pub enum Converted<'a> {
+    AiSdk(Vec<ModelMessage<'a>>),
+    Anthropic(AnthropicRequest<'a>),
+    OpenAi(Vec<OpenAiMessage<'a>>),
+}
+
+/// Reshapes AI SDK messages (which already keep every call next to its result) for `format`.
+pub fn reshape<'a>(messages: Vec<ModelMessage<'a>>, format: ModelFormat) -> Converted<'a> {
+    match format {
+        ModelFormat::AiSdk => Converted::AiSdk(messages),
+        ModelFormat::Anthropic => Converted::Anthropic(to_anthropic(messages)),
+        ModelFormat::OpenAi => Converted::OpenAi(to_openai(messages)),
+    }
+}
+
+/// Pieces both provider shapes need.
+mod shared {
+    use std::borrow::Cow;
+
+    use serde_json::{Map, Value};
+
+    /// `(mediaType, base64)` of a base64 `data:` URL.
+    pub fn base64_parts(url: &str) -> Option<(&str, &str)> {
+        url.strip_prefix("data:")?.split_once(";base64,")
+    }
+
+    /// Providers want tool input as an object: anything else is wrapped as `{ input: value }`.
+    pub fn object_input<'a>(input: Cow<'a, Value>) -> Cow<'a, Value> {
+        if input.is_object() {
+            input
+        } else {
+            let mut o = Map::new();
+            o.insert("input".into(), input.into_owned());
+            Cow::Owned(Value::Object(o))
+        }
+    }
+}

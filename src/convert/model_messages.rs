@@ -69,7 +69,7 @@ pub enum AssistantContent<'a> {
 #[derive(Debug, Serialize, PartialEq)]
 pub struct ToolResult<'a> {
     #[serde(rename = "type")]
-    kind: &'static str,
+    pub(super) kind: &'static str,
     #[serde(rename = "toolCallId")]
     pub tool_call_id: String,
     #[serde(rename = "toolName")]

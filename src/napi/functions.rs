@@ -9,7 +9,7 @@ use super::errors::{guard, JsResult as Result};
 use super::objects::{PruneResult, Selection, TailStart, Turn};
 use super::tasks::{AbortFlag, CountTask};
 use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
-use crate::convert::to_model_messages as convert;
+use crate::convert::{reshape, to_model_messages as convert};
 use crate::error::Result as CoreResult;
 use crate::model::{Message, Usage};
 use crate::policy::{self, CompactionConfig, ModelInfo};
@@ -32,17 +32,19 @@ fn history(
 }
 
 /// Converts messages (as they are: pass `filterCompacted` output for a compacted history) to AI
-/// SDK `ModelMessage`s.
-#[napi(ts_return_type = "ModelMessage[]")]
+/// SDK `ModelMessage`s, or with `format` to the Anthropic Messages or OpenAI chat shape.
+#[napi(ts_generic_types = "F extends ModelFormat = 'ai-sdk'", ts_return_type = "ConvertResult<F>")]
 pub fn to_model_messages<'env>(
     env: &'env Env,
     #[napi(ts_arg_type = "Message[]")] messages: JsonList,
-    #[napi(ts_arg_type = "ConvertOptions")] options: Option<Json>,
+    #[napi(ts_arg_type = "ConvertOptions<F>")] options: Option<Json>,
 ) -> Result<Unknown<'env>> {
     guard(|| {
-        let opts = value::optional::<ConvertArgs>("options", options)?.over(Default::default());
+        let args = value::optional::<ConvertArgs>("options", options)?;
+        let format = args.model_format()?;
+        let opts = args.over(Default::default());
         let msgs = messages.messages()?;
-        to_js(env, &convert(&msgs, &opts))
+        to_js(env, &reshape(convert(&msgs, &opts), format))
     })
 }
 

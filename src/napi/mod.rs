@@ -3,6 +3,7 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod errors;
+mod formats;
 mod functions;
 mod js_value;
 mod objects;

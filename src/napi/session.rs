@@ -11,6 +11,7 @@ use super::objects::{ContextUsage, PruneResult, Selection, Turn};
 use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
 use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
+use crate::convert::reshape;
 use crate::session::History;
 
 /// A conversation held natively: counted once per message, queried per turn in O(log n).
@@ -147,18 +148,21 @@ impl Session {
         guard(|| Ok(self.read().select().into()))
     }
 
-    /// The context as AI SDK `ModelMessage`s, ready for `generateText` / `streamText`.
-    #[napi(ts_return_type = "ModelMessage[]")]
+    /// The context as AI SDK `ModelMessage`s, ready for `generateText` / `streamText`; with
+    /// `format: 'anthropic'` an Anthropic Messages `{ system?, messages }`, with `'openai'` OpenAI
+    /// chat completions messages.
+    #[napi(ts_generic_types = "F extends ModelFormat = 'ai-sdk'", ts_return_type = "ConvertResult<F>")]
     pub fn to_model_messages<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "ConvertOptions")] options: Option<Json>,
+        #[napi(ts_arg_type = "ConvertOptions<F>")] options: Option<Json>,
     ) -> Result<Unknown<'env>> {
         guard(|| {
             let args: ConvertArgs = value::optional("options", options)?;
+            let format = args.model_format()?;
             let h = self.read();
             let opts = args.over(h.convert_options());
-            to_js(env, &h.to_model_messages(&opts))
+            to_js(env, &reshape(h.to_model_messages(&opts), format))
         })
     }
 

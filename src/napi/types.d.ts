@@ -93,7 +93,12 @@ export interface SessionOptions {
 }
 
 
-export interface ConvertOptions {
+/** The message shape `toModelMessages` returns. */
+export type ModelFormat = 'ai-sdk' | 'anthropic' | 'openai'
+
+export interface ConvertOptions<F extends ModelFormat = ModelFormat> {
+  /** `'ai-sdk'` (default): `ModelMessage[]`; `'anthropic'`: `AnthropicRequest`; `'openai'`: `OpenAIChatMessage[]`. */
+  format?: F
   /** Replace images and PDFs with `[Attached <mime>: <filename>]`. */
   stripMedia?: boolean
   /** Cut tool outputs longer than this, keeping head and tail with an "omitted N chars" marker. */
@@ -182,4 +187,76 @@ export interface SummaryInput {
   usage?: Usage
   finish?: string
   model?: { providerID: string; modelID: string }
+}
+
+/** What `toModelMessages` returns for each `format`. */
+export type ConvertResult<F extends ModelFormat = 'ai-sdk'> = F extends 'anthropic'
+  ? AnthropicRequest
+  : F extends 'openai'
+    ? OpenAIChatMessage[]
+    : ModelMessage[]
+
+/** Anthropic Messages API source of an image or document. */
+export type AnthropicSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }
+export type AnthropicContentBlock =
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: AnthropicSource }
+  | { type: 'document'; source: AnthropicSource; title?: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; tool_use_id: string; content?: Array<{ type: 'text'; text: string } | { type: 'image'; source: AnthropicSource }>; is_error?: boolean }
+/** Anthropic Messages API request body parts: starts with a user message, roles alternate. */
+export interface AnthropicRequest {
+  system?: string
+  messages: Array<{ role: 'user' | 'assistant'; content: AnthropicContentBlock[] }>
+}
+
+/** OpenAI chat completions message. */
+export type OpenAIChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | Array<
+      | { type: 'text'; text: string }
+      | { type: 'image_url'; image_url: { url: string } }
+      | { type: 'file'; file: { filename?: string; file_data: string } }> }
+  | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
+  | { role: 'tool'; tool_call_id: string; content: string }
+
+/** The transcript formats `importTranscript` reads. */
+export type TranscriptFormat =
+  | 'claude-code' | 'codex' | 'pi' | 'opencode' | 'swe-agent' | 'mini-swe-agent' | 'openhands'
+  | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli'
+
+export interface ImportOptions {
+  /** Skip detection and read the input as this format. */
+  format?: TranscriptFormat
+}
+
+export interface ImportWarning {
+  /** 1-based line of the record (0: the whole input). */
+  line: number
+  message: string
+}
+
+/** How the source's records became messages: `messages = records − skipped − offBranch − merged + added`. */
+export interface ImportStats {
+  /** Conversation records in the source, every branch included. */
+  records: number
+  /** Tool calls in the source (distinct ids; each call where a format reuses ids). */
+  toolCalls: number
+  /** Compactions recognised and mapped onto a request and a completed summary. */
+  compactions: number
+  /** Records with nothing for the model (UI notices, state changes). */
+  skipped: number
+  /** Records on other branches (rewinds, subagent sidechains). */
+  offBranch: number
+  /** Records folded into an earlier message (tool results, split responses). */
+  merged: number
+  /** Messages with no record of their own (compaction requests, kept copies, notifications). */
+  added: number
+}
+
+export interface ImportResult {
+  format: TranscriptFormat
+  messages: Message[]
+  warnings: ImportWarning[]
+  stats: ImportStats
 }

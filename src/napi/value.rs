@@ -5,7 +5,7 @@ use napi::bindgen_prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::js_value::{self, from_js, Reader};
+use super::js_value::{from_js, Reader};
 use crate::error::{CfError, Code, Result};
 use crate::model::{parse_message, Message};
 use crate::policy::parse_options;
@@ -154,12 +154,17 @@ impl Text {
     }
 }
 
-/// A Rust value handed to JS as plain objects (through JSON, so data keys stay data).
+/// A Rust value handed to JS as JSON text read by V8's `JSON.parse`: several times faster than
+/// building the objects property by property through N-API, and a `__proto__` key in the data
+/// (tool input from a model, say) stays an own data property.
 pub fn to_js<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
-    let internal = |e: String| CfError::new(Code::Internal, e);
-    let json = serde_json::to_value(value).map_err(|e| internal(e.to_string()))?;
-    let raw = unsafe { js_value::to_js(env.raw(), &json) }.map_err(internal)?;
-    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+    let text = serde_json::to_string(value).map_err(|e| CfError::new(Code::Internal, e.to_string()))?;
+    let parse = || -> napi::Result<Unknown<'env>> {
+        let json: Object = env.get_global()?.get_named_property("JSON")?;
+        let parse: Function<String, Unknown> = json.get_named_property("parse")?;
+        parse.apply(json, text)
+    };
+    parse().map_err(|e| CfError::new(Code::Internal, format!("handing a value to JS: {}", e.reason)))
 }
 
 pub fn undefined(env: &Env) -> Result<Unknown<'_>> {
@@ -186,11 +191,17 @@ pub fn optional<T: serde::de::DeserializeOwned + Default>(what: &str, value: Opt
 #[serde(rename_all = "camelCase", default)]
 pub struct ConvertArgs {
     pub strip_media: Option<bool>,
+    /// `'ai-sdk'` (default), `'anthropic'` or `'openai'`.
+    pub format: Option<String>,
     #[serde(deserialize_with = "crate::policy::opt_limit")]
     pub tool_output_max_chars: Option<u64>,
 }
 
 impl ConvertArgs {
+    pub fn model_format(&self) -> Result<crate::convert::ModelFormat> {
+        self.format.as_deref().map_or(Ok(Default::default()), crate::convert::ModelFormat::parse)
+    }
+
     pub fn over(self, base: crate::convert::ConvertOptions) -> crate::convert::ConvertOptions {
         crate::convert::ConvertOptions {
             strip_media: self.strip_media.unwrap_or(base.strip_media),

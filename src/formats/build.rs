@@ -1,0 +1,361 @@
+//! The message builder every importer writes through: unique ids, tool calls paired with their
+//! results, compactions in our shape, and the bookkeeping behind `ImportStats`.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use serde_json::{Map, Value};
+
+use super::{Format, ImportStats, Imported, Warning};
+use crate::model::{
+    CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart, Role, TextPart, Time, ToolPart,
+    ToolState, Usage,
+};
+
+/// What a tool call came back with.
+#[derive(Clone, Debug)]
+pub enum Outcome {
+    Ok { output: String, attachments: Vec<(String, String)> },
+    Err(String),
+}
+
+impl Outcome {
+    pub fn text(output: impl Into<String>) -> Outcome {
+        Outcome::Ok { output: output.into(), attachments: Vec::new() }
+    }
+}
+
+pub struct Builder {
+    format: Format,
+    pub messages: Vec<Message>,
+    warnings: Vec<Warning>,
+    pub stats: ImportStats,
+    ids: HashSet<String>,
+    seq: usize,
+    /// Tool parts still waiting for a result, per call id, oldest first.
+    open: HashMap<String, VecDeque<(usize, usize)>>,
+    answered: HashSet<String>,
+    calls: HashSet<String>,
+    /// Count every call made, even under a reused id (formats whose ids repeat across calls).
+    count_each: bool,
+    each: usize,
+}
+
+impl Builder {
+    pub fn new(format: Format, warnings: Vec<Warning>) -> Builder {
+        Builder {
+            format,
+            messages: Vec::new(),
+            warnings,
+            stats: ImportStats::default(),
+            ids: HashSet::new(),
+            seq: 0,
+            open: HashMap::new(),
+            answered: HashSet::new(),
+            calls: HashSet::new(),
+            count_each: false,
+            each: 0,
+        }
+    }
+
+    pub fn warn(&mut self, line: usize, message: impl Into<String>) {
+        self.warnings.push(Warning { line, message: message.into() });
+    }
+
+    /// Counts a conversation record of the source.
+    pub fn record(&mut self) {
+        self.stats.records += 1;
+    }
+
+    /// Counts each call `tool_call` adds, reused ids included (where a source reuses an id for a
+    /// new call, as SWE-agent replays do), instead of distinct ids.
+    pub fn count_each_call(&mut self) {
+        self.count_each = true;
+    }
+
+    /// Counts a tool-call id of the source (distinct ids only).
+    pub fn note_call(&mut self, id: &str) {
+        self.calls.insert(id.to_string());
+    }
+
+    /// A fresh message id: `preferred` when it is free, else a numbered variant; a generated
+    /// `<format>-<n>` without one. Ids depend only on the input, so re-importing gives the same ids.
+    pub fn message_id(&mut self, preferred: Option<&str>) -> String {
+        if let Some(p) = preferred.filter(|p| !p.is_empty()) {
+            if self.ids.insert(p.to_string()) {
+                return p.to_string();
+            }
+            let mut n = 2;
+            loop {
+                let candidate = format!("{p}-{n}");
+                if self.ids.insert(candidate.clone()) {
+                    return candidate;
+                }
+                n += 1;
+            }
+        }
+        loop {
+            self.seq += 1;
+            let candidate = format!("{}-{}", self.format.as_str(), self.seq);
+            if self.ids.insert(candidate.clone()) {
+                return candidate;
+            }
+        }
+    }
+
+    /// Starts a message (not yet added).
+    pub fn message(&mut self, id: Option<&str>, role: Role, time: Option<f64>) -> Message {
+        Message {
+            id: self.message_id(id),
+            role,
+            parts: Vec::new(),
+            time: time.map(|created| Time { created, completed: None }),
+            parent_id: None,
+            summary: None,
+            finish: None,
+            error: None,
+            tokens: None,
+            model: None,
+            extra: Map::new(),
+        }
+    }
+
+    /// Adds a message; `from_record` says whether a source record of its own stands behind it.
+    pub fn push(&mut self, mut m: Message, from_record: bool) -> usize {
+        if m.role == Role::Assistant && m.parent_id.is_none() {
+            m.parent_id = self
+                .messages
+                .iter()
+                .rev()
+                .find(|p| p.role == Role::User && p.compaction().is_none())
+                .map(|p| p.id.clone());
+        }
+        if !from_record {
+            self.stats.added += 1;
+        }
+        self.messages.push(m);
+        self.messages.len() - 1
+    }
+
+    /// Adds a message made of one record: a new message, or nothing when it is empty (skipped).
+    pub fn push_nonempty(&mut self, m: Message) -> Option<usize> {
+        if m.parts.is_empty() && m.error.is_none() {
+            self.stats.skipped += 1;
+            None
+        } else {
+            Some(self.push(m, true))
+        }
+    }
+
+    pub fn skip(&mut self) {
+        self.stats.skipped += 1;
+    }
+
+    pub fn merged(&mut self) {
+        self.stats.merged += 1;
+    }
+
+    pub fn off_branch(&mut self, n: usize) {
+        self.stats.off_branch += n;
+    }
+
+    fn next_part_id(m: &Message) -> String {
+        format!("{}.{}", m.id, m.parts.len())
+    }
+
+    pub fn text(m: &mut Message, text: impl Into<String>, synthetic: bool) {
+        let text = text.into();
+        if text.is_empty() {
+            return;
+        }
+        let id = Self::next_part_id(m);
+        m.parts.push(Part::Text(TextPart { id, text, synthetic: synthetic.then_some(true), extra: Map::new() }));
+    }
+
+    pub fn reasoning(m: &mut Message, text: impl Into<String>, extra: Map<String, Value>) {
+        let text = text.into();
+        if text.is_empty() {
+            return;
+        }
+        let id = Self::next_part_id(m);
+        m.parts.push(Part::Reasoning(ReasoningPart { id, text, extra }));
+    }
+
+    pub fn file(m: &mut Message, mime: &str, url: String, filename: Option<String>) {
+        if url.is_empty() {
+            Self::text(m, super::content::stripped_image(mime), true);
+            return;
+        }
+        let id = Self::next_part_id(m);
+        m.parts.push(Part::File(FilePart { id, mime: mime.to_string(), url, filename, extra: Map::new() }));
+    }
+
+    pub fn other(m: &mut Message, mut value: Map<String, Value>) {
+        value.insert("id".into(), Value::String(Self::next_part_id(m)));
+        m.parts.push(Part::Other(Value::Object(value)));
+    }
+
+    /// Adds a tool call to message `mi`, waiting for its result.
+    pub fn tool_call(&mut self, mi: usize, call_id: &str, tool: &str, input: Value) {
+        if self.count_each {
+            self.each += 1;
+        } else {
+            self.note_call(call_id);
+        }
+        self.add_call(mi, call_id, tool, input);
+    }
+
+    fn add_call(&mut self, mi: usize, call_id: &str, tool: &str, input: Value) {
+        let m = &mut self.messages[mi];
+        let part = ToolPart {
+            id: Self::next_part_id(m),
+            call_id: call_id.to_string(),
+            tool: if tool.is_empty() { "unknown" } else { tool }.to_string(),
+            state: ToolState::Pending { input, extra: Map::new() },
+            extra: Map::new(),
+        };
+        m.parts.push(Part::Tool(part));
+        let pi = m.parts.len() - 1;
+        self.open.entry(call_id.to_string()).or_default().push_back((mi, pi));
+    }
+
+    /// Whether message `mi` already holds a call with this id.
+    pub fn has_call(&self, mi: usize, call_id: &str) -> bool {
+        self.messages[mi].parts.iter().any(|p| matches!(p, Part::Tool(t) if t.call_id == call_id))
+    }
+
+    /// Completes the oldest open call with this id. A result without a call gets an assistant
+    /// message of its own (with a warning), so nothing is lost and every result keeps its call; a
+    /// second result for an answered call is dropped with a warning.
+    pub fn result(&mut self, line: usize, call_id: &str, tool: Option<&str>, outcome: Outcome) {
+        let slot = self.open.get_mut(call_id).and_then(VecDeque::pop_front);
+        let (mi, pi) = match slot {
+            Some(s) => s,
+            None if self.answered.contains(call_id) => {
+                self.warn(line, format!("a second result for tool call {call_id:?} was ignored"));
+                return;
+            }
+            None => {
+                self.warn(
+                    line,
+                    format!("result for tool call {call_id:?}, which has no call: kept with a call of its own"),
+                );
+                let mut m = self.message(None, Role::Assistant, None);
+                m.finish = Some("tool-calls".into());
+                let mi = self.push(m, false);
+                self.add_call(mi, call_id, tool.unwrap_or("unknown"), Value::Object(Map::new()));
+                self.open.get_mut(call_id).and_then(VecDeque::pop_back).expect("the call just added")
+            }
+        };
+        self.answered.insert(call_id.to_string());
+        let Part::Tool(part) = &mut self.messages[mi].parts[pi] else { unreachable!("open slots point at tool parts") };
+        let input = std::mem::take(match &mut part.state {
+            ToolState::Pending { input, .. } | ToolState::Running { input, .. } => input,
+            ToolState::Completed { input, .. } | ToolState::Error { input, .. } => input,
+        });
+        part.state = match outcome {
+            Outcome::Err(error) => ToolState::Error { input, error, extra: Map::new() },
+            Outcome::Ok { output, attachments } => {
+                let base = part.id.clone();
+                let files: Vec<FilePart> = attachments
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, (mime, url))| FilePart {
+                        id: format!("{base}.a{k}"),
+                        mime,
+                        url,
+                        filename: None,
+                        extra: Map::new(),
+                    })
+                    .collect();
+                ToolState::Completed {
+                    input,
+                    output,
+                    title: None,
+                    compacted_at: None,
+                    attachments: (!files.is_empty()).then_some(files),
+                    extra: Map::new(),
+                }
+            }
+        };
+    }
+
+    /// Adds a compaction in our shape: a request (a user message with a `compaction` part) and a
+    /// completed summary answering it. `summary_from_record`: the summary stands for a source
+    /// record (Claude Code's summary line); the request never does.
+    #[allow(clippy::too_many_arguments)]
+    pub fn compaction(
+        &mut self,
+        auto: bool,
+        summary: String,
+        tail_start: Option<String>,
+        hidden_from: Option<String>,
+        time: Option<f64>,
+        summary_id: Option<&str>,
+        summary_from_record: bool,
+        extra: Map<String, Value>,
+    ) -> usize {
+        let mut req = self.message(None, Role::User, time);
+        let part = CompactionPart {
+            id: Self::next_part_id(&req),
+            auto,
+            overflow: None,
+            hidden_from_id: hidden_from,
+            tail_start_id: tail_start,
+            extra,
+        };
+        req.parts.push(Part::Compaction(part));
+        let req_id = req.id.clone();
+        self.push(req, false);
+        let mut sum = self.message(summary_id, Role::Assistant, time);
+        sum.summary = Some(true);
+        sum.finish = Some("stop".into());
+        sum.parent_id = Some(req_id);
+        Self::text(&mut sum, summary, false);
+        self.stats.compactions += 1;
+        self.push(sum, summary_from_record)
+    }
+
+    /// The last message, if it is an assistant message.
+    pub fn last_assistant(&self) -> Option<usize> {
+        self.messages
+            .last()
+            .filter(|m| m.role == Role::Assistant && m.summary.is_none())
+            .map(|_| self.messages.len() - 1)
+    }
+
+    pub fn finish(mut self) -> Imported {
+        for m in &mut self.messages {
+            if m.role == Role::Assistant && m.finish.is_none() && m.error.is_none() {
+                let calls = m.parts.iter().any(|p| matches!(p, Part::Tool(_)));
+                m.finish = Some(if calls { "tool-calls" } else { "stop" }.into());
+            }
+        }
+        self.stats.tool_calls = self.calls.len() + self.each;
+        Imported { format: self.format, messages: self.messages, warnings: self.warnings, stats: self.stats }
+    }
+}
+
+/// Usage in our shape from OpenAI-style counts (`input` includes the cached part).
+pub fn usage_openai(input: u64, cached: u64, output: u64, reasoning: Option<u64>, total: Option<u64>) -> Usage {
+    Usage {
+        input: input.saturating_sub(cached),
+        output,
+        reasoning,
+        cache_read: (cached > 0).then_some(cached),
+        cache_write: None,
+        total: total.or(Some(input + output)),
+    }
+}
+
+pub fn model_ref(provider: &str, model: &str) -> Option<ModelRef> {
+    (!model.is_empty()).then(|| ModelRef { provider_id: provider.to_string(), model_id: model.to_string() })
+}
+
+pub fn error(name: &str, message: impl Into<String>) -> MessageError {
+    MessageError { name: name.to_string(), message: message.into() }
+}
+
+/// A number field as u64 (JSON numbers, possibly floats).
+pub fn count(v: &Value, key: &str) -> u64 {
+    v.get(key).and_then(|n| n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64))).unwrap_or(0)
+}

@@ -1,0 +1,408 @@
+//! Claude Code session JSONL (`~/.claude/projects/<slug>/<session>.jsonl`, Entire checkpoints, the
+//! hive-mind extracted variant).
+//!
+//! The lines form a tree (`uuid` / `parentUuid`): the active branch is the chain from the newest
+//! message back to the root, jumping over compactions through `logicalParentUuid`. Parallel tool
+//! results and the later lines of a split response hang off the chain as siblings and are taken
+//! along. Lines sharing `message.id` are one API response and become one message. A
+//! `compact_boundary` followed by its `isCompactSummary` line becomes our compaction (everything
+//! before it hidden, as Claude Code does).
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::build::{count, error, model_ref, Builder, Outcome};
+use super::content::{data_url, str_field, stripped_image, time_of};
+use super::Record;
+use crate::error::{CfError, Result};
+use crate::model::{Message, Role, Usage};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    User,
+    Assistant,
+    Boundary,
+    Other,
+}
+
+struct Entry<'a> {
+    line: usize,
+    v: &'a Value,
+    kind: Kind,
+    uuid: Option<&'a str>,
+    parent: Option<&'a str>,
+    logical: Option<&'a str>,
+    sidechain: bool,
+    msg_id: Option<&'a str>,
+}
+
+impl Entry<'_> {
+    fn is_message(&self) -> bool {
+        matches!(self.kind, Kind::User | Kind::Assistant)
+    }
+
+    fn content(&self) -> Option<&Value> {
+        self.v.pointer("/message/content")
+    }
+
+    /// A user line that only carries tool results.
+    fn only_results(&self) -> bool {
+        self.kind == Kind::User
+            && self
+                .content()
+                .and_then(Value::as_array)
+                .is_some_and(|c| !c.is_empty() && c.iter().all(|b| str_field(b, "type") == Some("tool_result")))
+    }
+}
+
+pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -> Result<()> {
+    let mut entries = Vec::new();
+    for r in records {
+        let v = &r.value;
+        if !v.is_object() {
+            b.warn(r.line, "expected a JSON object; line ignored");
+            continue;
+        }
+        let kind = match str_field(v, "type") {
+            Some("user") => Kind::User,
+            Some("assistant") => Kind::Assistant,
+            Some("system") if str_field(v, "subtype") == Some("compact_boundary") => Kind::Boundary,
+            _ => Kind::Other,
+        };
+        if matches!(kind, Kind::User | Kind::Assistant) {
+            b.record();
+            if let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) {
+                for blk in blocks {
+                    if str_field(blk, "type") == Some("tool_use") {
+                        if let Some(id) = str_field(blk, "id") {
+                            b.note_call(id);
+                        }
+                    }
+                }
+            }
+            if !v.get("message").is_some_and(Value::is_object) {
+                b.warn(r.line, "a user/assistant line without `message`");
+            }
+        }
+        entries.push(Entry {
+            line: r.line,
+            v,
+            kind,
+            uuid: str_field(v, "uuid"),
+            parent: str_field(v, "parentUuid"),
+            logical: str_field(v, "logicalParentUuid"),
+            sidechain: v.get("isSidechain").and_then(Value::as_bool) == Some(true),
+            msg_id: v.pointer("/message/id").and_then(Value::as_str),
+        });
+    }
+    if aborted() {
+        return Err(CfError::aborted());
+    }
+    let selected = active_branch(&entries, b);
+    let total = entries.iter().filter(|e| e.is_message()).count();
+    let kept = entries.iter().zip(&selected).filter(|(e, &s)| s && e.is_message()).count();
+    b.off_branch(total - kept);
+
+    let mut boundary: Option<(bool, Option<f64>, Map<String, Value>)> = None;
+    // The source `message.id` of the last assistant message, for merging split responses.
+    let mut last_source: Option<(usize, &str)> = None;
+    for (e, _) in entries.iter().zip(&selected).filter(|(_, &s)| s) {
+        let time = time_of(e.v.get("timestamp"));
+        match e.kind {
+            Kind::Boundary => {
+                if boundary.is_some() {
+                    b.warn(e.line, "a compact_boundary without its summary line was ignored");
+                }
+                let meta = e.v.get("compactMetadata");
+                let auto = meta.and_then(|m| str_field(m, "trigger")) != Some("manual");
+                let mut extra = Map::new();
+                if let Some(pre) = meta.and_then(|m| m.get("preTokens")) {
+                    extra.insert("tokensBefore".into(), pre.clone());
+                }
+                boundary = Some((auto, time, extra));
+            }
+            Kind::User => {
+                let summary_line = e.v.get("isCompactSummary").and_then(Value::as_bool) == Some(true)
+                    || (boundary.is_some()
+                        && super::content::text_of(e.content().unwrap_or(&Value::Null))
+                            .starts_with("This session is being continued"));
+                if summary_line {
+                    let (auto, _, extra) = boundary.take().unwrap_or((true, time, Map::new()));
+                    let text = super::content::text_of(e.content().unwrap_or(&Value::Null));
+                    b.compaction(auto, text, None, None, time, e.uuid, true, extra);
+                    last_source = None;
+                    continue;
+                }
+                if boundary.take().is_some() {
+                    b.warn(e.line, "a compact_boundary without its summary line was ignored");
+                }
+                user(e, time, b);
+            }
+            Kind::Assistant => {
+                if boundary.take().is_some() {
+                    b.warn(e.line, "a compact_boundary without its summary line was ignored");
+                }
+                let mi = match (e.msg_id, last_source, b.last_assistant()) {
+                    (Some(id), Some((mi, prev)), Some(last)) if id == prev && mi == last => {
+                        b.merged();
+                        mi
+                    }
+                    _ => {
+                        let m = b.message(e.uuid, Role::Assistant, time);
+                        b.push(m, true)
+                    }
+                };
+                if let Some(id) = e.msg_id {
+                    last_source = Some((mi, id));
+                }
+                assistant(e, mi, b);
+            }
+            Kind::Other => {}
+        }
+    }
+    if boundary.is_some() {
+        b.warn(0, "the last compact_boundary has no summary line; it was ignored");
+    }
+    Ok(())
+}
+
+/// Marks the entries of the active branch.
+fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
+    let mut selected = vec![false; entries.len()];
+    let threaded = entries.iter().any(|e| e.is_message() && e.uuid.is_some());
+    if !threaded {
+        selected.iter_mut().for_each(|s| *s = true);
+        return selected;
+    }
+    let mut by_uuid: HashMap<&str, usize> = HashMap::with_capacity(entries.len());
+    let mut children: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, e) in entries.iter().enumerate() {
+        if let Some(u) = e.uuid {
+            by_uuid.entry(u).or_insert(i);
+        }
+        if let Some(p) = e.parent {
+            children.entry(p).or_default().push(i);
+        }
+    }
+    let main_exists = entries.iter().any(|e| e.is_message() && !e.sidechain);
+    let Some(leaf) = entries.iter().rposition(|e| e.is_message() && e.uuid.is_some() && (!main_exists || !e.sidechain))
+    else {
+        return selected;
+    };
+    let side = entries[leaf].sidechain;
+    let mut cur = Some(leaf);
+    while let Some(i) = cur {
+        if selected[i] {
+            b.warn(entries[i].line, "the parentUuid chain loops back here; stopped following it");
+            break;
+        }
+        selected[i] = true;
+        let e = &entries[i];
+        let next = e.parent.or(e.logical);
+        cur = match next {
+            None => None,
+            Some(u) => match by_uuid.get(u) {
+                Some(&j) => Some(j),
+                None => {
+                    // The parent was never written (or was trimmed): continue from the newest
+                    // message before this line on the same side.
+                    let fallback =
+                        entries[..i].iter().rposition(|p| p.is_message() && p.uuid.is_some() && p.sidechain == side);
+                    if fallback.is_some() {
+                        b.warn(
+                            e.line,
+                            format!(
+                                "parent {u:?} is not in the file; continuing from the newest message before this line"
+                            ),
+                        );
+                    }
+                    fallback
+                }
+            },
+        };
+    }
+    // Siblings that belong to the branch: results of parallel tool calls, later lines of a split
+    // response.
+    let mut stack: Vec<usize> = (0..entries.len()).filter(|&i| selected[i]).collect();
+    while let Some(i) = stack.pop() {
+        let Some(u) = entries[i].uuid else { continue };
+        for &c in children.get(u).map(Vec::as_slice).unwrap_or(&[]) {
+            if selected[c] {
+                continue;
+            }
+            let ce = &entries[c];
+            let same_response = ce.kind == Kind::Assistant && ce.msg_id.is_some() && ce.msg_id == entries[i].msg_id;
+            if ce.only_results() || same_response {
+                selected[c] = true;
+                stack.push(c);
+            }
+        }
+    }
+    selected
+}
+
+fn image(block: &Value) -> (String, String) {
+    let source = block.get("source").unwrap_or(&Value::Null);
+    let mime =
+        str_field(source, "media_type").or_else(|| str_field(source, "mediaType")).unwrap_or("image/png").to_string();
+    let url = match (str_field(source, "type"), str_field(source, "data")) {
+        (_, Some(data)) if !data.is_empty() => data_url(&mime, data),
+        (Some("url"), _) => str_field(source, "url").unwrap_or("").to_string(),
+        _ => String::new(),
+    };
+    (mime, url)
+}
+
+fn tool_result(block: &Value) -> Outcome {
+    let mut texts: Vec<String> = Vec::new();
+    let mut attachments = Vec::new();
+    match block.get("content") {
+        Some(Value::String(s)) => texts.push(s.clone()),
+        Some(Value::Array(items)) => {
+            for it in items {
+                match str_field(it, "type") {
+                    Some("image") => {
+                        let (mime, url) = image(it);
+                        if url.is_empty() {
+                            texts.push(stripped_image(&mime));
+                        } else {
+                            attachments.push((mime, url));
+                        }
+                    }
+                    _ => {
+                        if let Some(t) = super::content::block_text(it) {
+                            texts.push(t.to_string());
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    let output = texts.join("\n");
+    if block.get("is_error").and_then(Value::as_bool) == Some(true) {
+        Outcome::Err(output)
+    } else {
+        Outcome::Ok { output, attachments }
+    }
+}
+
+fn user(e: &Entry, time: Option<f64>, b: &mut Builder) {
+    let meta = e.v.get("isMeta").and_then(Value::as_bool) == Some(true);
+    let mut m = b.message(e.uuid, Role::User, time);
+    let mut results = 0;
+    match e.content() {
+        Some(Value::String(s)) => Builder::text(&mut m, s.clone(), meta),
+        Some(Value::Array(blocks)) => {
+            for blk in blocks {
+                match str_field(blk, "type") {
+                    Some("tool_result") => {
+                        results += 1;
+                        let id = str_field(blk, "tool_use_id").unwrap_or("");
+                        b.result(e.line, id, None, tool_result(blk));
+                    }
+                    Some("text") => Builder::text(&mut m, str_field(blk, "text").unwrap_or(""), meta),
+                    Some("image") | Some("document") => {
+                        let (mime, url) = image(blk);
+                        let mime = if str_field(blk, "type") == Some("document") && mime == "image/png" {
+                            "application/pdf".to_string()
+                        } else {
+                            mime
+                        };
+                        Builder::file(&mut m, &mime, url, None);
+                    }
+                    _ => {
+                        if let Some(o) = blk.as_object() {
+                            Builder::other(&mut m, o.clone());
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    if m.parts.is_empty() {
+        if results > 0 {
+            b.merged();
+        } else {
+            b.skip();
+        }
+        return;
+    }
+    b.push(m, true);
+}
+
+fn finish_reason(stop: &str) -> String {
+    match stop {
+        "end_turn" | "stop_sequence" => "stop",
+        "tool_use" => "tool-calls",
+        "max_tokens" => "length",
+        other => other,
+    }
+    .to_string()
+}
+
+fn assistant(e: &Entry, mi: usize, b: &mut Builder) {
+    let msg = e.v.get("message").unwrap_or(&Value::Null);
+    let blocks: Vec<&Value> = match msg.get("content") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(s @ Value::String(_)) => vec![s],
+        _ => Vec::new(),
+    };
+    for blk in blocks {
+        if let Value::String(s) = blk {
+            Builder::text(&mut b.messages[mi], s.clone(), false);
+            continue;
+        }
+        match str_field(blk, "type") {
+            Some("text") => Builder::text(&mut b.messages[mi], str_field(blk, "text").unwrap_or(""), false),
+            Some("thinking") => {
+                let mut extra = Map::new();
+                if let Some(sig) = blk.get("signature").filter(|s| !s.is_null()) {
+                    extra.insert("signature".into(), sig.clone());
+                }
+                Builder::reasoning(&mut b.messages[mi], str_field(blk, "thinking").unwrap_or(""), extra);
+            }
+            Some("redacted_thinking") => {}
+            Some("tool_use") => {
+                let id = str_field(blk, "id").unwrap_or("");
+                if b.has_call(mi, id) {
+                    b.warn(e.line, format!("tool call {id:?} repeats one of the same response; kept once"));
+                    continue;
+                }
+                let name = str_field(blk, "name").unwrap_or("");
+                let input = blk.get("input").cloned().unwrap_or(Value::Object(Map::new()));
+                b.tool_call(mi, id, name, input);
+            }
+            _ => {
+                if let Some(o) = blk.as_object() {
+                    Builder::other(&mut b.messages[mi], o.clone());
+                }
+            }
+        }
+    }
+    let m: &mut Message = &mut b.messages[mi];
+    if let Some(u) = msg.get("usage").filter(|u| u.is_object()) {
+        let cache_read = count(u, "cache_read_input_tokens");
+        let cache_write = count(u, "cache_creation_input_tokens");
+        m.tokens = Some(Usage {
+            input: count(u, "input_tokens"),
+            output: count(u, "output_tokens"),
+            reasoning: None,
+            cache_read: (cache_read > 0).then_some(cache_read),
+            cache_write: (cache_write > 0).then_some(cache_write),
+            total: None,
+        });
+    }
+    if let Some(model) = str_field(msg, "model").filter(|m| *m != "<synthetic>") {
+        m.model = model_ref("anthropic", model);
+    }
+    if let Some(stop) = str_field(msg, "stop_reason") {
+        m.finish = Some(finish_reason(stop));
+    }
+    if e.v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true) {
+        let text = super::content::text_of(msg.get("content").unwrap_or(&Value::Null));
+        m.error = Some(error("APIError", text));
+    }
+}

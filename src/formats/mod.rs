@@ -1,0 +1,182 @@
+//! Importers: transcripts written by other agents, turned into canonical messages.
+//!
+//! Every importer reads a stream of JSON values (one or many per line, pretty-printed or not),
+//! follows the source's own threading to the active branch, pairs tool calls with their results
+//! into one `tool` part, maps the agent's own compaction records onto ours (a compaction request
+//! followed by a completed summary), and reports what it could not read as warnings with line
+//! numbers instead of failing.
+
+mod build;
+mod claude_code;
+mod codex;
+mod content;
+mod copilot;
+mod detect;
+mod gemini;
+mod openai_chat;
+mod opencode;
+mod openhands;
+mod pi;
+mod stream;
+mod swe_agent;
+#[cfg(test)]
+mod tests;
+
+use serde::Serialize;
+
+use crate::error::{CfError, Code, Result};
+use crate::model::Message;
+
+pub use stream::{decode, Record};
+
+/// The transcript formats `import_transcript` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    ClaudeCode,
+    Codex,
+    Pi,
+    Opencode,
+    SweAgent,
+    MiniSweAgent,
+    OpenHands,
+    OpenAiChat,
+    KimiCli,
+    CopilotCli,
+    GeminiCli,
+}
+
+impl Format {
+    pub const ALL: [Format; 11] = [
+        Format::ClaudeCode,
+        Format::Codex,
+        Format::Pi,
+        Format::Opencode,
+        Format::SweAgent,
+        Format::MiniSweAgent,
+        Format::OpenHands,
+        Format::OpenAiChat,
+        Format::KimiCli,
+        Format::CopilotCli,
+        Format::GeminiCli,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::ClaudeCode => "claude-code",
+            Format::Codex => "codex",
+            Format::Pi => "pi",
+            Format::Opencode => "opencode",
+            Format::SweAgent => "swe-agent",
+            Format::MiniSweAgent => "mini-swe-agent",
+            Format::OpenHands => "openhands",
+            Format::OpenAiChat => "openai-chat",
+            Format::KimiCli => "kimi-cli",
+            Format::CopilotCli => "copilot-cli",
+            Format::GeminiCli => "gemini-cli",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Format> {
+        Format::ALL.into_iter().find(|f| f.as_str() == name).ok_or_else(|| {
+            let names: Vec<&str> = Format::ALL.iter().map(|f| f.as_str()).collect();
+            CfError::invalid_argument(format!(
+                "format: unknown transcript format {name:?} (expected one of {})",
+                names.join(", ")
+            ))
+        })
+    }
+}
+
+impl Serialize for Format {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// Something the importer could not use, and where (1-based line of the record; 0: the whole input).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    pub line: usize,
+    pub message: String,
+}
+
+/// How the source's records became messages. Always
+/// `messages = records − skipped − offBranch − merged + added`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportStats {
+    /// Conversation records in the source, every branch included (what the format calls a message:
+    /// a Claude Code user/assistant line, a Codex `response_item` message, a pi message entry, an
+    /// OpenHands event, ...).
+    pub records: usize,
+    /// Distinct tool-call ids in the source (text actions count as calls), every branch included.
+    pub tool_calls: usize,
+    /// Compactions recognised and mapped onto a request and a completed summary.
+    pub compactions: usize,
+    /// Records that carry nothing for the model (UI notices, state changes, exit markers).
+    pub skipped: usize,
+    /// Records on branches other than the active one (rewinds, subagent sidechains).
+    pub off_branch: usize,
+    /// Records folded into an earlier message: tool results, split responses, later steps.
+    pub merged: usize,
+    /// Messages made without a record of their own: compaction requests, kept copies after a
+    /// Codex compaction, answers for results whose call is missing, notifications.
+    pub added: usize,
+}
+
+/// The result of an import.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Imported {
+    pub format: Format,
+    pub messages: Vec<Message>,
+    pub warnings: Vec<Warning>,
+    pub stats: ImportStats,
+}
+
+/// Imports a transcript given as text. `format: None` detects it.
+pub fn import_transcript(text: &str, format: Option<Format>) -> Result<Imported> {
+    import_transcript_with(text, format, &|| false)
+}
+
+/// `import_transcript`, polling `aborted` between records.
+pub fn import_transcript_with(text: &str, format: Option<Format>, aborted: &dyn Fn() -> bool) -> Result<Imported> {
+    let mut warnings = Vec::new();
+    let records = stream::decode_with(text, &mut warnings, aborted)?;
+    if records.is_empty() {
+        return Err(CfError::new(
+            Code::UnknownFormat,
+            if warnings.is_empty() {
+                "the transcript is empty".to_string()
+            } else {
+                format!(
+                    "the transcript holds no readable JSON value ({} malformed region(s), first at line {})",
+                    warnings.len(),
+                    warnings[0].line
+                )
+            },
+        ));
+    }
+    let format = match format {
+        Some(f) => f,
+        None => detect::detect(&records).ok_or_else(|| {
+            CfError::new(Code::UnknownFormat, "could not recognise the transcript format; pass `format` explicitly")
+        })?,
+    };
+    let mut b = build::Builder::new(format, warnings);
+    match format {
+        Format::ClaudeCode => claude_code::import(&records, &mut b, aborted)?,
+        Format::Codex => codex::import(&records, &mut b),
+        Format::Pi => pi::import(&records, &mut b),
+        Format::Opencode => opencode::import(&records, &mut b),
+        Format::SweAgent => swe_agent::import_swe_agent(&records, &mut b),
+        Format::MiniSweAgent => swe_agent::import_mini(&records, &mut b),
+        Format::OpenHands => openhands::import(&records, &mut b),
+        Format::OpenAiChat | Format::KimiCli => openai_chat::import(&records, &mut b),
+        Format::CopilotCli => copilot::import(&records, &mut b),
+        Format::GeminiCli => gemini::import(&records, &mut b),
+    }
+    if aborted() {
+        return Err(CfError::aborted());
+    }
+    Ok(b.finish())
+}

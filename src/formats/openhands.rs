@@ -1,0 +1,288 @@
+//! OpenHands event streams. V0: a list of `{id, source, action|observation, args|extras, cause,
+//! tool_call_metadata}`; V1 (agent SDK): a list of `{id, source, kind}` events. Actions of one
+//! model response form one assistant message; observations answer their call. A condensation
+//! (V0 `condensation` action, V1 `Condensation` event) becomes our compaction hiding the forgotten
+//! events, with the summary where OpenHands puts it.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::build::{count, model_ref, usage_openai, Builder, Outcome};
+use super::content::{image_mime, output_text, parse_args, str_field, text_of, time_of};
+use super::Record;
+use crate::model::{Message, Role};
+
+/// What a condensation without summary text reads as.
+pub const NO_SUMMARY: &str = "[OpenHands forgot earlier events here without recording a summary.]";
+
+#[derive(Default)]
+struct State {
+    /// Event id → index of the message it produced or went into.
+    at: HashMap<String, usize>,
+    /// Model response id of the last assistant message.
+    response: Option<(usize, String)>,
+}
+
+pub fn import(records: &[Record], b: &mut Builder) {
+    b.count_each_call();
+    let mut st = State::default();
+    for r in records {
+        let events: Vec<&Value> = match &r.value {
+            Value::Array(items) => items.iter().collect(),
+            v if v.get("events").is_some_and(Value::is_array) => v["events"].as_array().into_iter().flatten().collect(),
+            v => vec![v],
+        };
+        for e in events {
+            b.record();
+            let id = e.get("id").map(|i| match i {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            let before = b.messages.len();
+            if e.get("kind").is_some() {
+                v1(r.line, e, b, &mut st);
+            } else {
+                v0(r.line, e, b, &mut st);
+            }
+            if let Some(id) = id {
+                let at = if b.messages.len() > before { before } else { b.messages.len().saturating_sub(1) };
+                st.at.insert(id, at);
+            }
+        }
+    }
+}
+
+fn assistant_for(
+    b: &mut Builder,
+    st: &mut State,
+    response: Option<&str>,
+    text: &str,
+    time: Option<f64>,
+) -> (usize, bool) {
+    if let (Some(resp), Some((mi, prev))) = (response, &st.response) {
+        if resp == prev && b.last_assistant() == Some(*mi) {
+            return (*mi, false);
+        }
+    }
+    let mut m = b.message(None, Role::Assistant, time);
+    Builder::text(&mut m, text, false);
+    let mi = b.push(m, true);
+    st.response = response.map(|r| (mi, r.to_string()));
+    (mi, true)
+}
+
+fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
+    let time = time_of(e.get("timestamp"));
+    let args = e.get("args").unwrap_or(&Value::Null);
+    let source = str_field(e, "source").unwrap_or("");
+    if let Some(action) = str_field(e, "action") {
+        let tcm = e.get("tool_call_metadata").filter(|t| t.is_object());
+        match (action, tcm) {
+            ("message", None) => {
+                let text = str_field(args, "content").or_else(|| str_field(e, "message")).unwrap_or("");
+                let role = if source == "user" { Role::User } else { Role::Assistant };
+                let mut m = b.message(None, role, time);
+                Builder::text(&mut m, text, false);
+                for url in args.get("image_urls").and_then(Value::as_array).into_iter().flatten() {
+                    if let Some(u) = url.as_str() {
+                        Builder::file(&mut m, &image_mime(u), u.to_string(), None);
+                    }
+                }
+                st.response = None;
+                b.push_nonempty(m);
+            }
+            ("system", None) => {
+                let mut m = b.message(None, Role::System, time);
+                Builder::text(&mut m, str_field(args, "content").unwrap_or(""), false);
+                b.push_nonempty(m);
+            }
+            ("condensation", _) => condensation(line, args, time, b, st),
+            (_, Some(tcm)) => {
+                let call_id = str_field(tcm, "tool_call_id").unwrap_or("");
+                let resp = tcm.get("model_response").unwrap_or(&Value::Null);
+                let msg = resp.pointer("/choices/0/message").unwrap_or(&Value::Null);
+                let text = msg
+                    .get("content")
+                    .map(text_of)
+                    .filter(|t| !t.is_empty())
+                    .or_else(|| str_field(args, "thought").map(str::to_string))
+                    .unwrap_or_default();
+                let (mi, fresh) = assistant_for(b, st, str_field(resp, "id"), &text, time);
+                if !fresh {
+                    b.merged();
+                }
+                if fresh {
+                    if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
+                        let cached =
+                            u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+                        b.messages[mi].tokens = Some(usage_openai(
+                            count(u, "prompt_tokens"),
+                            cached,
+                            count(u, "completion_tokens"),
+                            None,
+                            Some(count(u, "total_tokens")).filter(|&t| t > 0),
+                        ));
+                    }
+                    if let Some(model) = str_field(resp, "model") {
+                        b.messages[mi].model = model_ref("", model);
+                    }
+                }
+                let input = msg
+                    .get("tool_calls")
+                    .and_then(Value::as_array)
+                    .and_then(|calls| calls.iter().find(|c| str_field(c, "id") == Some(call_id)))
+                    .map(|c| parse_args(c.pointer("/function/arguments")))
+                    .unwrap_or_else(|| {
+                        let mut a = args.as_object().cloned().unwrap_or_default();
+                        a.remove("thought");
+                        Value::Object(a)
+                    });
+                let name = str_field(tcm, "function_name").unwrap_or(action);
+                b.tool_call(mi, call_id, name, input);
+            }
+            _ => b.skip(),
+        }
+        return;
+    }
+    if let Some(obs) = str_field(e, "observation") {
+        match e.get("tool_call_metadata").filter(|t| t.is_object()) {
+            Some(tcm) => {
+                b.merged();
+                let call_id = str_field(tcm, "tool_call_id").unwrap_or("");
+                let content = e.get("content").map(output_text).unwrap_or_default();
+                let outcome = if obs == "error" { Outcome::Err(content) } else { Outcome::text(content) };
+                b.result(line, call_id, str_field(tcm, "function_name"), outcome);
+            }
+            None => b.skip(),
+        }
+        return;
+    }
+    b.skip();
+}
+
+fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
+    let time = time_of(e.get("timestamp"));
+    match str_field(e, "kind") {
+        Some("SystemPromptEvent") => {
+            let mut m = b.message(None, Role::System, time);
+            let text = e
+                .get("system_prompt")
+                .map(|p| match p {
+                    Value::Object(_) => str_field(p, "text").unwrap_or("").to_string(),
+                    other => text_of(other),
+                })
+                .unwrap_or_default();
+            Builder::text(&mut m, text, false);
+            b.push_nonempty(m);
+        }
+        Some("MessageEvent") => {
+            let msg = e.get("llm_message").unwrap_or(&Value::Null);
+            let role = match str_field(msg, "role") {
+                Some("assistant") => Role::Assistant,
+                Some("system") => Role::System,
+                _ => Role::User,
+            };
+            let mut m = b.message(None, role, time);
+            content(&mut m, msg.get("content"));
+            st.response = None;
+            b.push_nonempty(m);
+        }
+        Some("ActionEvent") => {
+            let thought = e.get("thought").map(text_of).unwrap_or_default();
+            let (mi, fresh) = assistant_for(b, st, str_field(e, "llm_response_id"), &thought, time);
+            if !fresh {
+                b.merged();
+            }
+            let call = e.get("tool_call").unwrap_or(&Value::Null);
+            let call_id = str_field(e, "tool_call_id").or_else(|| str_field(call, "id")).unwrap_or("");
+            let name = str_field(e, "tool_name").or_else(|| str_field(call, "name")).unwrap_or("");
+            b.tool_call(mi, call_id, name, parse_args(call.get("arguments")));
+        }
+        Some("ObservationEvent") => {
+            b.merged();
+            let obs = e.get("observation").unwrap_or(&Value::Null);
+            let text = obs.get("content").map(text_of).unwrap_or_default();
+            let outcome = if obs.get("is_error").and_then(Value::as_bool) == Some(true) {
+                Outcome::Err(text)
+            } else {
+                Outcome::text(text)
+            };
+            b.result(line, str_field(e, "tool_call_id").unwrap_or(""), str_field(e, "tool_name"), outcome);
+        }
+        Some("AgentErrorEvent") | Some("UserRejectObservation") => {
+            b.merged();
+            let text =
+                str_field(e, "error").or_else(|| str_field(e, "rejection_reason")).unwrap_or("error").to_string();
+            b.result(line, str_field(e, "tool_call_id").unwrap_or(""), str_field(e, "tool_name"), Outcome::Err(text));
+        }
+        Some("Condensation") => condensation(line, e, time, b, st),
+        _ => b.skip(),
+    }
+}
+
+fn content(m: &mut Message, c: Option<&Value>) {
+    match c {
+        Some(Value::Array(items)) => {
+            for it in items {
+                let urls: Vec<&str> = it
+                    .get("image_urls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                if urls.is_empty() {
+                    Builder::text(m, super::content::block_text(it).unwrap_or(""), false);
+                }
+                for u in urls {
+                    Builder::file(m, &image_mime(u), u.to_string(), None);
+                }
+            }
+        }
+        Some(other) => Builder::text(m, text_of(other), false),
+        None => {}
+    }
+}
+
+/// Hides the messages of the forgotten events: `[hiddenFrom, tailStart)` are the first forgotten
+/// message and the first message after the last forgotten one.
+fn condensation(line: usize, args: &Value, time: Option<f64>, b: &mut Builder, st: &mut State) {
+    let mut forgotten: Vec<usize> = args
+        .get("forgotten_event_ids")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|id| {
+            let key = match id {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            st.at.get(&key).copied()
+        })
+        .collect();
+    if forgotten.is_empty() {
+        let num = |v: &Value| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok()));
+        if let (Some(s), Some(e)) =
+            (args.get("forgotten_events_start_id").and_then(num), args.get("forgotten_events_end_id").and_then(num))
+        {
+            forgotten = (s..=e).filter_map(|id| st.at.get(&id.to_string()).copied()).collect();
+        }
+    }
+    forgotten.sort_unstable();
+    forgotten.dedup();
+    let (Some(&first), Some(&last)) = (forgotten.first(), forgotten.last()) else {
+        b.skip();
+        b.warn(line, "a condensation whose forgotten events are unknown; ignored");
+        return;
+    };
+    if last - first + 1 != forgotten.len() {
+        b.warn(line, "the forgotten events are not contiguous; the whole range between them is hidden");
+    }
+    let hidden_from = b.messages.get(first).map(|m| m.id.clone());
+    let tail = b.messages.get(last + 1).map(|m| m.id.clone());
+    let summary = str_field(args, "summary").filter(|s| !s.trim().is_empty()).unwrap_or(NO_SUMMARY).to_string();
+    // The condensation event itself stands for the summary.
+    b.compaction(true, summary, tail, hidden_from, time, None, true, Map::new());
+    st.response = None;
+}

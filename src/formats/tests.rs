@@ -1,0 +1,641 @@
+//! The importers against the shared corpus (`../shared/corpus`, described in its README) and
+//! against small hand-written transcripts for what the corpus lacks.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::{json, Value};
+
+use super::*;
+use crate::convert::{markers, reshape, to_model_messages, ConvertOptions, ModelFormat};
+use crate::model::{Part, Role, ToolState};
+use crate::policy::View;
+
+const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+
+/// One corpus file: the README's columns (`msgs`, `tool calls`, `prior compactions`), then what
+/// the import gives: messages and calls left without a result.
+struct Case {
+    path: &'static str,
+    format: Format,
+    records: usize,
+    tool_calls: usize,
+    readme_compactions: usize,
+    messages: usize,
+    unanswered: usize,
+}
+
+const fn case(
+    path: &'static str,
+    format: Format,
+    records: usize,
+    tool_calls: usize,
+    readme_compactions: usize,
+    messages: usize,
+    unanswered: usize,
+) -> Case {
+    Case { path, format, records, tool_calls, readme_compactions, messages, unanswered }
+}
+
+use Format::*;
+
+/// README columns as published; `messages` differ from `msgs` by exactly
+/// `records − skipped − offBranch − merged + added` (asserted per file below): tool results are
+/// folded into their call, split responses merged, other branches left out, compactions add a
+/// request (and Codex its kept messages).
+const CASES: &[Case] = &[
+    case("claude-code/ccviewer-fe5e1c67-orchestrator-todoapp.jsonl", ClaudeCode, 437, 167, 0, 12, 0),
+    case("claude-code/entirecli-062a8bdd-image-compaction.jsonl", ClaudeCode, 386, 127, 2, 168, 1),
+    case("claude-code/entirecli-5a3bb1c8-tiny.jsonl", ClaudeCode, 4, 1, 0, 2, 1),
+    case("claude-code/entirecli-6113e919-3compactions.jsonl", ClaudeCode, 778, 206, 6, 283, 0),
+    case("claude-code/entirecli-86cc3044-2malformed-lines.jsonl", ClaudeCode, 205, 56, 0, 66, 1),
+    case("claude-code/hive-extracted-02ed589a-5compactions.jsonl", ClaudeCode, 2230, 627, 10, 1544, 0),
+    case("claude-code/hive-extracted-agent-a000c74-sidechain.jsonl", ClaudeCode, 50, 19, 0, 31, 0),
+    case("claude-code/hive-extracted-ebbb9edc-stripped-images.jsonl", ClaudeCode, 1179, 328, 4, 845, 0),
+    case("claude-code/hive-raw-6f2580aa-queueops.jsonl", ClaudeCode, 95, 31, 0, 14, 0),
+    case("claude-code/kimicli-516b7270-chinese.jsonl", ClaudeCode, 123, 47, 0, 48, 0),
+    case("claude-code/kimicli-7758c4c5-images-3mb.jsonl", ClaudeCode, 277, 102, 0, 110, 0),
+    case("claude-code/kimicli-9205db7e-chinese-plan.jsonl", ClaudeCode, 125, 37, 0, 53, 0),
+    case("codex/agentv-019ed836-small.jsonl", Codex, 12, 23, 0, 15, 2),
+    case("codex/agentv-019ed99c-3compactions.jsonl", Codex, 277, 531, 3, 364, 0),
+    case("codex/agentv-019f17a5-2compactions.jsonl", Codex, 215, 362, 2, 259, 0),
+    case("codex/agentv-019f1d64-nocompaction.jsonl", Codex, 98, 221, 0, 120, 0),
+    case("codex/codex-homelab-truncated-head.jsonl", Codex, 3, 0, 0, 3, 0),
+    case("copilot-cli/agentv-copilot-10fb4666.jsonl", CopilotCli, 56, 68, 0, 57, 0),
+    case("gemini-cli/entirecli-gemini-session.json", GeminiCli, 13, 9, 0, 12, 0),
+    case("kimi-cli/sklearn-26323-context-main.jsonl", KimiCli, 94, 46, 0, 48, 0),
+    case("kimi-cli/sklearn-26323-subagent-read1.jsonl", KimiCli, 30, 14, 0, 16, 0),
+    case("mini-swe-agent/django-13265-deepseek-toolcalls.traj.json", MiniSweAgent, 314, 156, 0, 158, 1),
+    case("mini-swe-agent/github-issue-textaction-v1.traj.json", MiniSweAgent, 22, 10, 0, 12, 0),
+    case("mini-swe-agent/sqlfluff-2419-deepseek-toolcalls.traj.json", MiniSweAgent, 84, 41, 0, 43, 1),
+    case("openai-chat/swesmith-ft-xml-3convs.jsonl", OpenAiChat, 209, 103, 0, 109, 3),
+    case("openhands/oh-basic-gui-mode-vue-todo.json", OpenHands, 18, 4, 0, 6, 0),
+    case("openhands/oh-wrong-initial-state.json", OpenHands, 8, 4, 0, 5, 1),
+    case("pi/pi-mono-before-compaction-v1.jsonl", Pi, 990, 454, 2, 546, 6),
+    case("pi/pi-mono-compact-with-images-v1.jsonl", Pi, 1011, 432, 2, 586, 3),
+    case("pi/pi-mono-large-session-v1.jsonl", Pi, 914, 391, 0, 541, 18),
+    case("pi/pi-mono-session-custom-tool-v1.jsonl", Pi, 454, 189, 1, 267, 0),
+    case("swe-agent/ctf-web-i_got_id.traj", SweAgent, 43, 21, 0, 23, 1),
+    case("swe-agent/marshmallow-1867-function-calling.traj", SweAgent, 28, 13, 0, 15, 0),
+    case("swe-agent/pydicom-1458-gpt4-textaction.traj", SweAgent, 26, 12, 0, 15, 1),
+    case("swe-agent/swesmith-pandas-53652-claude-dup-messages.traj", SweAgent, 76, 37, 0, 39, 0),
+];
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(format!("{CORPUS}/{path}")).unwrap()
+}
+
+fn import_case(c: &Case) -> Imported {
+    import_transcript(&read(c.path), None).unwrap_or_else(|e| panic!("{}: {e}", c.path))
+}
+
+fn unanswered(msgs: &[crate::model::Message]) -> usize {
+    msgs.iter()
+        .flat_map(|m| &m.parts)
+        .filter(
+            |p| matches!(p, Part::Tool(t) if matches!(t.state, ToolState::Pending { .. } | ToolState::Running { .. })),
+        )
+        .count()
+}
+
+fn view(msgs: &[crate::model::Message]) -> Vec<usize> {
+    let index: HashMap<String, usize> = msgs.iter().enumerate().map(|(i, m)| (m.id.clone(), i)).collect();
+    View::compute(msgs.len(), &|i| &msgs[i], &index).order(msgs.len())
+}
+
+#[test]
+fn the_corpus_is_all_here() {
+    let mut n = 0;
+    for dir in std::fs::read_dir(CORPUS).unwrap() {
+        let dir = dir.unwrap().path();
+        if dir.is_dir() {
+            n += std::fs::read_dir(&dir).unwrap().count();
+        }
+    }
+    assert_eq!(n, CASES.len(), "35 files in the corpus README");
+}
+
+#[test]
+fn every_corpus_file_imports_with_the_documented_counts() {
+    for c in CASES {
+        let imp = import_case(c);
+        let s = &imp.stats;
+        assert_eq!(imp.format, c.format, "{}: detected format", c.path);
+        assert_eq!(s.records, c.records, "{}: README msgs", c.path);
+        assert_eq!(s.tool_calls, c.tool_calls, "{}: README tool calls", c.path);
+        // The README counts Claude Code compactions by record: a compact_boundary line and its
+        // isCompactSummary line, two per compaction.
+        let per = if c.format == ClaudeCode { 2 } else { 1 };
+        assert_eq!(s.compactions * per, c.readme_compactions, "{}: compactions", c.path);
+        assert_eq!(imp.messages.len(), s.records - s.skipped - s.off_branch - s.merged + s.added, "{}: {s:?}", c.path);
+        assert_eq!(imp.messages.len(), c.messages, "{}: messages {s:?}", c.path);
+        assert_eq!(unanswered(&imp.messages), c.unanswered, "{}: unanswered calls", c.path);
+        // Every message passes the same validation as messages handed to a Session.
+        let mut ids = HashSet::new();
+        for m in &imp.messages {
+            assert!(ids.insert(m.id.clone()), "{}: duplicate id {}", c.path, m.id);
+            let back = crate::model::parse_message(serde_json::to_value(m).unwrap())
+                .unwrap_or_else(|e| panic!("{}: {e}", c.path));
+            assert_eq!(&back, m);
+            let mut part_ids = HashSet::new();
+            for p in &m.parts {
+                assert!(part_ids.insert(p.id().to_string()), "{}: part id {}", c.path, p.id());
+            }
+        }
+        // Importing twice gives the same ids.
+        assert_eq!(import_case(c).messages, imp.messages, "{}: stable", c.path);
+    }
+}
+
+#[test]
+fn explicit_formats_match_detection_and_wrong_ones_do_not_panic() {
+    for c in CASES.iter().step_by(3) {
+        let text = read(c.path);
+        assert_eq!(import_transcript(&text, Some(c.format)).unwrap(), import_transcript(&text, None).unwrap());
+        for f in Format::ALL {
+            let _ = import_transcript(&text, Some(f));
+        }
+    }
+}
+
+#[test]
+fn claude_code_compactions_hide_everything_before_the_summary() {
+    for c in CASES.iter().filter(|c| c.format == ClaudeCode && c.readme_compactions > 0) {
+        let imp = import_case(c);
+        let msgs = &imp.messages;
+        let last_req = msgs.iter().rposition(|m| m.compaction().is_some()).unwrap();
+        let order = view(msgs);
+        assert_eq!(order, (last_req..msgs.len()).collect::<Vec<_>>(), "{}", c.path);
+        let summary = &msgs[last_req + 1];
+        assert!(summary.is_completed_summary());
+        assert_eq!(summary.parent_id.as_deref(), Some(msgs[last_req].id.as_str()));
+        let Part::Text(t) = &summary.parts[0] else { panic!() };
+        assert!(t.text.starts_with("This session is being continued"), "{}", c.path);
+        // Every earlier compaction is there too, each with its summary.
+        let requests = msgs.iter().filter(|m| m.compaction().is_some()).count();
+        assert_eq!(requests * 2, c.readme_compactions);
+    }
+}
+
+/// pi v1: the context is the summary, the entries from `firstKeptEntryIndex` up to the compaction,
+/// then everything after it (counted here straight from the file: toolResults fold into their call).
+#[test]
+fn pi_compactions_keep_the_entries_pi_kept() {
+    for c in CASES.iter().filter(|c| c.format == Pi && c.readme_compactions > 0) {
+        let text = read(c.path);
+        let mut w = Vec::new();
+        let entries: Vec<Value> = decode(&text, &mut w).into_iter().map(|r| r.value).collect();
+        let (ci, comp) = entries.iter().enumerate().rev().find(|(_, e)| e["type"] == "compaction").unwrap();
+        let kept = comp["firstKeptEntryIndex"].as_u64().unwrap() as usize;
+        let becomes_message = |e: &Value| {
+            e["type"] == "message"
+                && matches!(e["message"]["role"].as_str(), Some("user" | "assistant" | "bashExecution"))
+        };
+        let tail = entries[kept.min(ci)..ci].iter().filter(|e| becomes_message(e)).count();
+        let after = entries[ci + 1..].iter().filter(|e| becomes_message(e)).count();
+        let imp = import_case(c);
+        let order = view(&imp.messages);
+        assert_eq!(order.len(), 2 + tail + after, "{}", c.path);
+        let first = &imp.messages[order[0]];
+        let summary = &imp.messages[order[1]];
+        assert!(first.compaction().is_some() && summary.is_completed_summary());
+        let Part::Text(t) = &summary.parts[0] else { panic!() };
+        assert_eq!(t.text, comp["summary"].as_str().unwrap());
+        if tail > 0 {
+            let part = first.compaction().unwrap();
+            let start = &imp.messages[order[2]];
+            assert_eq!(part.tail_start_id.as_deref(), Some(start.id.as_str()));
+            // The first kept entry is a message whose text we can compare.
+            let src = &entries[kept]["message"];
+            if let Some(s) = src["content"].as_str() {
+                assert!(matches!(&start.parts[0], Part::Text(t) if t.text == s));
+            }
+        }
+    }
+}
+
+/// Codex: after `compacted`, the model saw `replacement_history` and what followed.
+#[test]
+fn codex_compactions_show_the_replacement_history() {
+    for c in CASES.iter().filter(|c| c.format == Codex && c.readme_compactions > 0) {
+        let text = read(c.path);
+        let mut w = Vec::new();
+        let records: Vec<Value> = decode(&text, &mut w).into_iter().map(|r| r.value).collect();
+        let last = records.iter().rev().find(|r| r["type"] == "compacted").unwrap();
+        let kept: Vec<String> = last["payload"]["replacement_history"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| content::text_of(&m["content"]))
+            .collect();
+        let imp = import_case(c);
+        let msgs = &imp.messages;
+        let req = msgs.iter().rposition(|m| m.compaction().is_some()).unwrap();
+        let order = view(msgs);
+        assert_eq!(order, (req..msgs.len()).collect::<Vec<_>>());
+        assert!(msgs[req + 1].is_completed_summary());
+        for (k, text) in kept.iter().enumerate() {
+            let m = &msgs[req + 2 + k];
+            assert!(matches!(m.role, Role::User | Role::System));
+            let texts: Vec<&str> = m
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Text(t) => Some(t.text.as_str()),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(&texts.join("\n"), text);
+        }
+    }
+}
+
+/// Checks the tool-pair rule on each output shape; returns how many calls got the interrupted
+/// result.
+fn check_ai_sdk(out: &Value) -> usize {
+    let msgs = out.as_array().unwrap();
+    let mut seen = HashSet::new();
+    let mut interrupted = 0;
+    for (i, m) in msgs.iter().enumerate() {
+        let calls: Vec<&str> = match m["content"].as_array() {
+            Some(c) if m["role"] == "assistant" => {
+                c.iter().filter(|b| b["type"] == "tool-call").map(|b| b["toolCallId"].as_str().unwrap()).collect()
+            }
+            _ => Vec::new(),
+        };
+        if m["role"] == "tool" {
+            assert!(i > 0 && msgs[i - 1]["role"] == "assistant", "tool message after a non-assistant");
+        }
+        if calls.is_empty() {
+            continue;
+        }
+        for c in &calls {
+            assert!(seen.insert(c.to_string()), "call id {c} reused");
+        }
+        let next = &msgs[i + 1];
+        assert_eq!(next["role"], "tool");
+        let results: Vec<&str> =
+            next["content"].as_array().unwrap().iter().map(|r| r["toolCallId"].as_str().unwrap()).collect();
+        assert_eq!(results, calls);
+        interrupted +=
+            next["content"].as_array().unwrap().iter().filter(|r| r["output"]["value"] == markers::INTERRUPTED).count();
+    }
+    interrupted
+}
+
+fn check_anthropic(out: &Value) -> usize {
+    let msgs = out["messages"].as_array().unwrap();
+    if msgs.is_empty() {
+        return 0;
+    }
+    assert_eq!(msgs[0]["role"], "user", "the first message is a user message");
+    let mut seen = HashSet::new();
+    let mut interrupted = 0;
+    for (i, m) in msgs.iter().enumerate() {
+        if i > 0 {
+            assert_ne!(m["role"], msgs[i - 1]["role"], "roles alternate");
+        }
+        let blocks = m["content"].as_array().unwrap();
+        assert!(!blocks.is_empty());
+        for b in blocks {
+            if b["type"] == "text" {
+                assert!(!b["text"].as_str().unwrap().trim().is_empty());
+            }
+            if b["type"] == "tool_use" {
+                assert!(b["input"].is_object());
+                let id = b["id"].as_str().unwrap();
+                assert!(id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'), "{id}");
+            }
+        }
+        let results: Vec<&str> =
+            blocks.iter().filter(|b| b["type"] == "tool_result").map(|b| b["tool_use_id"].as_str().unwrap()).collect();
+        // Results come first in their user message and answer exactly the previous message's calls.
+        assert!(blocks.iter().take(results.len()).all(|b| b["type"] == "tool_result"));
+        let prev_calls: Vec<&str> = if i > 0 {
+            msgs[i - 1]["content"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["type"] == "tool_use")
+                .map(|b| b["id"].as_str().unwrap())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        assert_eq!(results, prev_calls);
+        for id in &prev_calls {
+            assert!(seen.insert(id.to_string()));
+        }
+        interrupted += blocks
+            .iter()
+            .filter(|b| b["type"] == "tool_result" && b["content"][0]["text"] == markers::INTERRUPTED)
+            .count();
+    }
+    let last = msgs.last().unwrap();
+    assert!(!last["content"].as_array().unwrap().iter().any(|b| b["type"] == "tool_use"));
+    interrupted
+}
+
+fn check_openai(out: &Value) -> usize {
+    let msgs = out.as_array().unwrap();
+    let mut seen = HashSet::new();
+    let mut interrupted = 0;
+    let mut i = 0;
+    while i < msgs.len() {
+        let m = &msgs[i];
+        assert_ne!(m["role"], "tool", "a tool message must follow an assistant's tool_calls");
+        if m["role"] == "assistant" {
+            assert!(m["content"].is_string() || m["tool_calls"].is_array());
+        }
+        i += 1;
+        let Some(calls) = m["tool_calls"].as_array() else {
+            continue;
+        };
+        let ids: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap()).collect();
+        for (k, c) in calls.iter().enumerate() {
+            assert!(seen.insert(ids[k].to_string()));
+            let args: Value = serde_json::from_str(c["function"]["arguments"].as_str().unwrap()).unwrap();
+            assert!(args.is_object());
+        }
+        let mut answered = Vec::new();
+        while i < msgs.len() && msgs[i]["role"] == "tool" {
+            answered.push(msgs[i]["tool_call_id"].as_str().unwrap());
+            if msgs[i]["content"] == markers::INTERRUPTED {
+                interrupted += 1;
+            }
+            i += 1;
+        }
+        assert_eq!(answered, ids);
+    }
+    interrupted
+}
+
+fn check_all(msgs: &[&crate::model::Message], path: &str) -> [usize; 3] {
+    let opts = ConvertOptions::default();
+    let out = |f| serde_json::to_value(reshape(to_model_messages(msgs.iter().copied(), &opts), f)).unwrap();
+    let r = [
+        check_ai_sdk(&out(ModelFormat::AiSdk)),
+        check_anthropic(&out(ModelFormat::Anthropic)),
+        check_openai(&out(ModelFormat::OpenAi)),
+    ];
+    assert!(r[0] == r[1] && r[1] == r[2], "{path}: {r:?}");
+    r
+}
+
+#[test]
+fn the_tool_pair_rule_holds_in_every_format_and_unanswered_calls_read_as_interrupted() {
+    for c in CASES {
+        let imp = import_case(c);
+        let all: Vec<&crate::model::Message> = imp.messages.iter().collect();
+        let interrupted = check_all(&all, c.path);
+        // Unanswered calls of sendable messages get the interrupted result (a call in an errored
+        // answer is left out with its message).
+        let sendable_open = imp
+            .messages
+            .iter()
+            .filter(|m| m.error.is_none() || m.error.as_ref().is_some_and(|e| e.name == "MessageAbortedError"))
+            .map(|m| unanswered(std::slice::from_ref(m)))
+            .sum::<usize>();
+        assert_eq!(interrupted[0], sendable_open, "{}", c.path);
+        let visible: Vec<&crate::model::Message> = view(&imp.messages).into_iter().map(|i| &imp.messages[i]).collect();
+        check_all(&visible, c.path);
+    }
+}
+
+fn jsonl(lines: &[Value]) -> String {
+    lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("\n")
+}
+
+fn texts(m: &crate::model::Message) -> Vec<&str> {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn detects_every_format() {
+    let cases: Vec<(String, Format)> = vec![
+        (jsonl(&[json!({"type": "user", "uuid": "a", "parentUuid": null, "message": {"role": "user", "content": "hi"}})]), ClaudeCode),
+        (jsonl(&[json!({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}}), json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}})]), Codex),
+        (jsonl(&[json!({"type": "session", "version": 3, "id": "s", "cwd": "/"}), json!({"type": "message", "id": "a1", "parentId": null, "message": {"role": "user", "content": "hi"}})]), Pi),
+        (json!({"info": {"id": "ses_1"}, "messages": [{"info": {"id": "msg_1", "role": "user"}, "parts": [{"id": "prt_1", "type": "text", "text": "hi"}]}]}).to_string(), Opencode),
+        (json!({"history": [{"role": "user", "content": "hi"}], "trajectory": [], "info": {}}).to_string(), SweAgent),
+        (json!({"trajectory_format": "mini-swe-agent-1.1", "messages": [{"role": "user", "content": "hi"}], "info": {}}).to_string(), MiniSweAgent),
+        (json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "```mswea_bash_command\nls\n```"}]).to_string(), MiniSweAgent),
+        (json!([{"id": 0, "source": "user", "action": "message", "args": {"content": "hi"}}]).to_string(), OpenHands),
+        (json!([{"id": "e1", "source": "user", "kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "hi"}]}}]).to_string(), OpenHands),
+        (json!({"messages": [{"role": "user", "content": "hi"}]}).to_string(), OpenAiChat),
+        (jsonl(&[json!({"role": "user", "content": "hi"}), json!({"role": "assistant", "content": "yo"})]), OpenAiChat),
+        (jsonl(&[json!({"role": "_checkpoint", "id": 0}), json!({"role": "user", "content": "hi"})]), KimiCli),
+        (jsonl(&[json!({"type": "session.start", "data": {"sessionId": "s"}, "id": "1", "parentId": null}), json!({"type": "user.message", "data": {"content": "hi"}, "id": "2", "parentId": "1"})]), CopilotCli),
+        (json!({"sessionId": "s", "projectHash": "h", "messages": [{"id": "1", "type": "user", "content": "hi"}]}).to_string(), GeminiCli),
+    ];
+    for (text, format) in cases {
+        let imp = import_transcript(&text, None).unwrap_or_else(|e| panic!("{format:?}: {e}"));
+        assert_eq!(imp.format, format);
+        assert_eq!(texts(&imp.messages[0]), vec!["hi"], "{format:?}");
+    }
+    let e = import_transcript("{\"hello\": 1}", None).unwrap_err();
+    assert_eq!(e.code, crate::error::Code::UnknownFormat);
+    assert_eq!(import_transcript("  \n", None).unwrap_err().code, crate::error::Code::UnknownFormat);
+    assert_eq!(Format::parse("nope").unwrap_err().code, crate::error::Code::InvalidArgument);
+}
+
+#[test]
+fn malformed_lines_are_warnings_with_line_numbers() {
+    let text = [
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "message": {"role": "user", "content": "hi"}}).to_string(),
+        "{\"type\": \"assistant\", \"uuid\": \"a1\", \"parentUu".to_string(),
+        json!({"type": "assistant", "uuid": "a2", "parentUuid": "u1", "message": {"id": "m", "role": "assistant", "content": [{"type": "text", "text": "ok"}]}}).to_string(),
+        "garbage".to_string(),
+    ]
+    .join("\n");
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.messages.len(), 2);
+    let lines: Vec<usize> = imp.warnings.iter().map(|w| w.line).collect();
+    assert_eq!(lines, vec![2, 4]);
+    assert!(imp.warnings[0].message.contains("malformed JSON"));
+}
+
+#[test]
+fn claude_code_follows_the_newest_branch_merges_split_responses_and_keeps_images() {
+    let l = |v: Value| v;
+    let lines = vec![
+        l(json!({"type": "file-history-snapshot", "messageId": "x"})),
+        l(json!({"type": "user", "uuid": "u1", "parentUuid": null, "timestamp": "2026-01-01T00:00:00Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "look"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/jpeg"}}]}})),
+        // An abandoned answer (the user rewound and asked again).
+        l(
+            json!({"type": "assistant", "uuid": "old", "parentUuid": "u1", "message": {"id": "m0", "role": "assistant", "content": [{"type": "text", "text": "old answer"}]}}),
+        ),
+        l(json!({"type": "user", "uuid": "u2", "parentUuid": null, "message": {"role": "user", "content": "again"}})),
+        // One response split over three lines, with two parallel calls.
+        l(
+            json!({"type": "assistant", "uuid": "a1", "parentUuid": "u2", "message": {"id": "m1", "role": "assistant", "content": [{"type": "thinking", "thinking": "hmm", "signature": "sig"}],
+            "usage": {"input_tokens": 10, "output_tokens": 1, "cache_read_input_tokens": 5}}}),
+        ),
+        l(
+            json!({"type": "assistant", "uuid": "a2", "parentUuid": "a1", "message": {"id": "m1", "role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"p": 1}}]}}),
+        ),
+        l(
+            json!({"type": "assistant", "uuid": "a3", "parentUuid": "a2", "message": {"id": "m1", "role": "assistant", "stop_reason": "tool_use", "content": [{"type": "tool_use", "id": "t2", "name": "Read", "input": {"p": 2}}],
+            "usage": {"input_tokens": 10, "output_tokens": 7, "cache_read_input_tokens": 5}}}),
+        ),
+        // Results hang off their own call's line: t1's is a sibling of the chain.
+        l(
+            json!({"type": "user", "uuid": "r1", "parentUuid": "a2", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "one"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "BBBB"}}]}]}}),
+        ),
+        l(
+            json!({"type": "user", "uuid": "r2", "parentUuid": "a3", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": "two", "is_error": true}]}}),
+        ),
+        l(json!({"type": "progress", "uuid": "p1", "parentUuid": "r2"})),
+        l(
+            json!({"type": "assistant", "uuid": "a4", "parentUuid": "p1", "message": {"id": "m2", "role": "assistant", "content": [{"type": "tool_use", "id": "t3", "name": "Bash", "input": {}}]}}),
+        ),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    let m = &imp.messages;
+    // u2 has no parent: the branch from the newest message starts there, u1 and "old" are left out.
+    assert_eq!(m.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), vec!["u2", "a1", "a4"]);
+    assert_eq!(imp.stats.off_branch, 2);
+    assert_eq!(imp.stats.merged, 4);
+    let a1 = &m[1];
+    assert!(matches!(&a1.parts[0], Part::Reasoning(r) if r.extra["signature"] == "sig"));
+    assert_eq!(a1.finish.as_deref(), Some("tool-calls"));
+    assert_eq!(a1.tokens.as_ref().unwrap().output, 7, "usage is the response's, not a sum");
+    let Part::Tool(t1) = &a1.parts[1] else { panic!() };
+    let ToolState::Completed { output, attachments, .. } = &t1.state else { panic!("{:?}", t1.state) };
+    assert_eq!(output, "one");
+    assert_eq!(attachments.as_ref().unwrap()[0].url, "data:image/png;base64,BBBB");
+    let Part::Tool(t2) = &a1.parts[2] else { panic!() };
+    assert!(matches!(&t2.state, ToolState::Error { error, .. } if error == "two"));
+    assert_eq!(unanswered(m), 1);
+
+    // On the first branch (drop the rewind): images kept as data URLs, stripped ones as text.
+    let imp = import_transcript(&jsonl(&lines[..3]), None).unwrap();
+    let u1 = &imp.messages[0];
+    assert!(matches!(&u1.parts[1], Part::File(f) if f.url == "data:image/png;base64,AAAA" && f.mime == "image/png"));
+    assert!(matches!(&u1.parts[2], Part::Text(t) if t.text.contains("image/jpeg") && t.synthetic == Some(true)));
+}
+
+#[test]
+fn claude_code_cycles_stop_with_a_warning() {
+    let lines = vec![
+        json!({"type": "user", "uuid": "a", "parentUuid": "b", "message": {"role": "user", "content": "x"}}),
+        json!({"type": "assistant", "uuid": "b", "parentUuid": "a", "message": {"role": "assistant", "content": [{"type": "text", "text": "y"}]}}),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    assert_eq!(imp.messages.len(), 2);
+    assert!(imp.warnings.iter().any(|w| w.message.contains("loops")));
+}
+
+#[test]
+fn pi_v3_follows_the_leaf_and_keeps_the_tail_pi_kept() {
+    let e = |id: &str, parent: Option<&str>, role: &str, content: Value| json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-01-01T00:00:00Z", "message": {"role": role, "content": content}});
+    let lines = vec![
+        json!({"type": "session", "version": 3, "id": "s", "cwd": "/"}),
+        e("u1", None, "user", json!("first")),
+        e(
+            "a1",
+            Some("u1"),
+            "assistant",
+            json!([{"type": "text", "text": "one"}, {"type": "toolCall", "id": "c1", "name": "read", "arguments": {"path": "x"}}]),
+        ),
+        json!({"type": "message", "id": "r1", "parentId": "a1", "message": {"role": "toolResult", "toolCallId": "c1", "toolName": "read", "content": [{"type": "text", "text": "file"}, {"type": "image", "data": "CCCC", "mimeType": "image/png"}], "isError": false}}),
+        e("u2", Some("r1"), "user", json!("second")),
+        e("dead", Some("u2"), "assistant", json!([{"type": "text", "text": "abandoned"}])),
+        e("a2", Some("u2"), "assistant", json!([{"type": "text", "text": "two"}])),
+        json!({"type": "compaction", "id": "k1", "parentId": "a2", "summary": "the summary", "firstKeptEntryId": "u2", "tokensBefore": 1000}),
+        e("u3", Some("k1"), "user", json!("third")),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    let ids: Vec<&str> = imp.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, vec!["u1", "a1", "u2", "a2", "pi-1", "pi-2", "u3"]);
+    assert_eq!(imp.stats.off_branch, 1);
+    let Part::Tool(t) = &imp.messages[1].parts[1] else { panic!() };
+    assert!(
+        matches!(&t.state, ToolState::Completed { output, attachments: Some(a), .. } if output == "file" && a[0].url == "data:image/png;base64,CCCC")
+    );
+    let order: Vec<&str> = view(&imp.messages).into_iter().map(|i| imp.messages[i].id.as_str()).collect();
+    assert_eq!(order, vec!["pi-1", "pi-2", "u2", "a2", "u3"]);
+    assert_eq!(imp.messages[4].compaction().unwrap().extra["tokensBefore"], 1000);
+}
+
+#[test]
+fn opencode_exports_map_field_for_field() {
+    let doc = json!({"info": {"id": "ses_1", "title": "t"}, "messages": [
+        {"info": {"id": "msg_u", "sessionID": "ses_1", "role": "user", "time": {"created": 1}}, "parts": [
+            {"id": "prt_1", "messageID": "msg_u", "type": "text", "text": "hi"},
+            {"id": "prt_2", "messageID": "msg_u", "type": "file", "mime": "image/png", "url": "data:image/png;base64,AA"}]},
+        {"info": {"id": "msg_a", "role": "assistant", "parentID": "msg_u", "finish": "tool-calls", "modelID": "m", "providerID": "p",
+                  "tokens": {"input": 5, "output": 2, "reasoning": 0, "cache": {"read": 3, "write": 0}}, "time": {"created": 2, "completed": 3}}, "parts": [
+            {"id": "prt_3", "type": "step-start"},
+            {"id": "prt_4", "type": "tool", "callID": "c1", "tool": "bash", "state": {"status": "completed", "input": {"command": "ls"}, "output": "a", "title": "ls", "metadata": {}, "time": {"start": 1, "end": 2, "compacted": 9}}},
+            {"id": "prt_5", "type": "tool", "callID": "c2", "tool": "bash", "state": {"status": "running", "input": {}}}]},
+        {"info": {"id": "msg_c", "role": "user"}, "parts": [{"id": "prt_6", "type": "compaction", "auto": true}]},
+        {"info": {"id": "msg_s", "role": "assistant", "parentID": "msg_c", "summary": true, "finish": "stop"}, "parts": [{"id": "prt_7", "type": "text", "text": "summary"}]},
+        {"info": {"id": "msg_x", "role": "assistant", "error": {"name": "APIError", "data": {"message": "boom"}}}, "parts": [{"id": "prt_8", "type": "tool", "state": {}}]}
+    ]});
+    let imp = import_transcript(&serde_json::to_string_pretty(&doc).unwrap(), None).unwrap();
+    assert_eq!(imp.format, Opencode);
+    let m = &imp.messages;
+    assert_eq!(m.len(), 5);
+    assert_eq!(m[0].extra["sessionID"], "ses_1");
+    assert!(matches!(&m[0].parts[1], Part::File(_)));
+    assert_eq!(m[1].model.as_ref().unwrap().model_id, "m");
+    assert_eq!(m[1].tokens.as_ref().unwrap().cache_read, Some(3));
+    assert!(matches!(&m[1].parts[0], Part::Other(_)));
+    let Part::Tool(t) = &m[1].parts[1] else { panic!() };
+    assert!(t.is_pruned(), "time.compacted is the prune mark");
+    assert_eq!(unanswered(m), 1);
+    assert_eq!(view(m), vec![2, 3, 4]);
+    assert_eq!(m[4].error.as_ref().unwrap().message, "boom");
+    assert_eq!(imp.warnings.len(), 1, "the unreadable part: {:?}", imp.warnings);
+    assert_eq!(imp.stats.tool_calls, 2);
+}
+
+#[test]
+fn openhands_v1_condensation_hides_the_forgotten_events() {
+    let ev = json!([
+        {"id": "e0", "source": "agent", "kind": "SystemPromptEvent", "system_prompt": {"text": "sys"}},
+        {"id": "e1", "source": "user", "kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "task"}]}},
+        {"id": "e2", "source": "agent", "kind": "ActionEvent", "thought": [{"type": "text", "text": "look"}], "tool_name": "bash", "tool_call_id": "c1", "llm_response_id": "r1", "tool_call": {"id": "c1", "name": "bash", "arguments": "{\"command\": \"ls\"}"}},
+        {"id": "e3", "source": "environment", "kind": "ObservationEvent", "tool_call_id": "c1", "tool_name": "bash", "observation": {"content": [{"type": "text", "text": "a b"}]}},
+        {"id": "e4", "source": "agent", "kind": "ActionEvent", "thought": [], "tool_name": "bash", "tool_call_id": "c2", "llm_response_id": "r2", "tool_call": {"id": "c2", "name": "bash", "arguments": "{}"}},
+        {"id": "e5", "source": "environment", "kind": "ObservationEvent", "tool_call_id": "c2", "observation": {"content": [{"type": "text", "text": "x"}]}},
+        {"id": "e6", "source": "user", "kind": "MessageEvent", "llm_message": {"role": "user", "content": [{"type": "text", "text": "more"}]}},
+        {"id": "e7", "source": "agent", "kind": "Condensation", "forgotten_event_ids": ["e2", "e3"], "summary": "looked at files"},
+        {"id": "e8", "source": "agent", "kind": "ConversationStateUpdateEvent"}
+    ]);
+    let imp = import_transcript(&ev.to_string(), None).unwrap();
+    let m = &imp.messages;
+    let texts_in_view: Vec<Vec<&str>> = view(m).into_iter().map(|i| texts(&m[i])).collect();
+    assert_eq!(texts_in_view, vec![vec!["sys"], vec!["task"], vec![], vec!["looked at files"], vec![], vec!["more"]]);
+    assert_eq!(imp.stats.compactions, 1);
+    assert_eq!(imp.stats.records, 9);
+    assert_eq!(m.len(), imp.stats.records - imp.stats.skipped - imp.stats.merged + imp.stats.added);
+}
+
+#[test]
+fn results_without_calls_and_repeated_results_are_kept_safe() {
+    let text = jsonl(&[
+        json!({"role": "user", "content": "hi"}),
+        json!({"role": "tool", "tool_call_id": "ghost", "content": "orphan"}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{\"a\":1}"}}]}),
+        json!({"role": "tool", "tool_call_id": "c1", "content": "r1"}),
+        json!({"role": "tool", "tool_call_id": "c1", "content": "again"}),
+    ]);
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.warnings.len(), 2, "{:?}", imp.warnings);
+    assert_eq!((imp.warnings[0].line, imp.warnings[1].line), (2, 5));
+    assert_eq!(imp.messages.len(), 3);
+    let Part::Tool(t) = &imp.messages[1].parts[0] else { panic!() };
+    assert_eq!(t.call_id, "ghost");
+    let all: Vec<&crate::model::Message> = imp.messages.iter().collect();
+    check_all(&all, "orphans");
+}

@@ -1,0 +1,112 @@
+//! `importTranscript`: transcripts of other agents, by path or as text.
+
+use std::path::Path;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde::Deserialize;
+
+use super::errors::{catching, guard, js_error, JsResult as Result};
+use super::tasks::AbortFlag;
+use super::value::{optional, to_js, Json, Text};
+use crate::error::{CfError, Code, Result as CoreResult};
+use crate::formats::{import_transcript_with, Format, Imported, Warning};
+
+#[derive(Default, Deserialize)]
+struct ImportArgs {
+    format: Option<String>,
+}
+
+/// Text that starts like JSON is the transcript itself; anything else names a file.
+fn load(path_or_text: &str) -> CoreResult<(Option<String>, Vec<Warning>)> {
+    let trimmed = path_or_text.trim_start_matches('\u{feff}').trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') || trimmed.is_empty() {
+        return Ok((None, Vec::new()));
+    }
+    let path = Path::new(path_or_text);
+    let bytes = std::fs::read(path).map_err(|e| {
+        let code = if e.kind() == std::io::ErrorKind::NotFound { Code::NotFound } else { Code::Io };
+        CfError::new(code, format!("cannot read {path_or_text:?}: {e}"))
+    })?;
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok((Some(text), Vec::new())),
+        Err(e) => {
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            Ok((
+                Some(text),
+                vec![Warning { line: 0, message: "the file is not valid UTF-8; invalid bytes were replaced".into() }],
+            ))
+        }
+    }
+}
+
+fn run(path_or_text: &str, options: Option<Json>, abort: &AbortFlag) -> CoreResult<Imported> {
+    let args: ImportArgs = optional("options", options)?;
+    let format = args.format.as_deref().map(Format::parse).transpose()?;
+    let (loaded, mut warnings) = load(path_or_text)?;
+    let text = loaded.as_deref().unwrap_or(path_or_text);
+    let mut imported = import_transcript_with(text, format, &|| abort.is_set())?;
+    if !warnings.is_empty() {
+        warnings.append(&mut imported.warnings);
+        imported.warnings = warnings;
+    }
+    Ok(imported)
+}
+
+/// Imports a transcript written by another agent (Claude Code, Codex, pi, opencode, SWE-agent,
+/// mini-swe-agent, OpenHands, OpenAI chat, Kimi CLI, Copilot CLI, Gemini CLI), given as a file path
+/// or as its text. The format is detected unless `format` is given. What cannot be read becomes a
+/// warning with its line number.
+#[napi(ts_return_type = "ImportResult")]
+pub fn import_transcript<'env>(
+    env: &'env Env,
+    #[napi(ts_arg_type = "string")] path_or_text: Text,
+    #[napi(ts_arg_type = "ImportOptions")] options: Option<Json>,
+) -> Result<Unknown<'env>> {
+    guard(|| to_js(env, &run(&path_or_text.get("pathOrText")?, options, &AbortFlag::default())?))
+}
+
+pub struct ImportTask {
+    input: String,
+    options: Option<Json>,
+    abort: AbortFlag,
+}
+
+impl Task for ImportTask {
+    type Output = CoreResult<Imported>;
+    type JsValue = Unknown<'static>;
+
+    fn compute(&mut self) -> napi::Result<Self::Output> {
+        let input = std::mem::take(&mut self.input);
+        let options = self.options.take();
+        let abort = self.abort.clone();
+        Ok(catching(|| {
+            if abort.is_set() {
+                return Err(CfError::aborted());
+            }
+            run(&input, options, &abort)
+        }))
+    }
+
+    fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
+        let value = output.and_then(|imported| to_js(&env, &imported)).map_err(|e| js_error(&env, &e))?;
+        // SAFETY: the value is handed straight to the promise's resolution in this scope.
+        Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(value) })
+    }
+}
+
+/// `importTranscript` off the JS thread; an aborted `signal` rejects with an `AbortError`
+/// (`code: 'CF_ABORTED'`).
+#[napi(ts_return_type = "Promise<ImportResult>")]
+pub fn import_transcript_async(
+    env: Env,
+    #[napi(ts_arg_type = "string")] path_or_text: Text,
+    #[napi(ts_arg_type = "ImportOptions")] options: Option<Json>,
+    #[napi(ts_arg_type = "AbortSignal")] signal: Option<Unknown>,
+) -> Result<AsyncTask<ImportTask>> {
+    guard(|| {
+        let input = path_or_text.get("pathOrText")?;
+        let abort = AbortFlag::follow(&env, signal)?;
+        Ok(AsyncTask::new(ImportTask { input, options, abort }))
+    })
+}
