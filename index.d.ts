@@ -261,6 +261,29 @@ export interface ImportResult {
   stats: ImportStats
 }
 
+/** Tokens of the context by kind; they add up to the local count of the context. */
+export interface Breakdown {
+  system: number
+  user: number
+  assistant: number
+  reasoning: number
+  toolCalls: number
+  toolOutput: number
+  media: number
+  /** Summaries and the requests they answer. */
+  summaries: number
+  /** Per-message framing. */
+  overhead: number
+}
+
+export interface ToolOutputSize {
+  messageID: string
+  partID: string
+  tool: string
+  tokens: number
+  pruned: boolean
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -301,6 +324,15 @@ export declare class Session {
   context(): Message[]
   /** The message with this id, if any. */
   get(id: string): Message | undefined
+  /** The options the session was created with, defaults filled in. */
+  get options(): SessionOptions & { tokenizer: TokenizerName }
+  /**
+   * Tokens of the context by kind (system, user, assistant, reasoning, tool calls, tool output,
+   * media, summaries, per-message overhead); they add up to the local count of the context.
+   */
+  breakdown(): Breakdown
+  /** The largest tool results in the context, largest first (default 10). */
+  largestToolOutputs(limit?: number): ToolOutputSize[]
   /** Number of messages, hidden ones included. */
   get length(): number
   /** How full the context is (O(log n)). */

@@ -111,6 +111,37 @@ impl Session {
         })
     }
 
+    /// The options the session was created with, defaults filled in.
+    #[napi(getter, ts_return_type = "SessionOptions & { tokenizer: TokenizerName }")]
+    pub fn options<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        guard(|| {
+            let h = self.read();
+            let mut opts = h.options().clone();
+            opts.tokenizer = Some(h.counter().tokenizer.name().to_string());
+            to_js(env, &opts)
+        })
+    }
+
+    /// Tokens of the context by kind (system, user, assistant, reasoning, tool calls, tool output,
+    /// media, summaries, per-message overhead); they add up to the local count of the context.
+    #[napi(ts_return_type = "Breakdown")]
+    pub fn breakdown<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        guard(|| to_js(env, &self.read().breakdown()))
+    }
+
+    /// The largest tool results in the context, largest first (default 10).
+    #[napi(ts_return_type = "ToolOutputSize[]")]
+    pub fn largest_tool_outputs<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "number")] limit: Option<Json>,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let limit: u64 = value::optional::<Option<u64>>("limit", limit)?.unwrap_or(10);
+            to_js(env, &self.read().largest_tool_outputs(limit as usize))
+        })
+    }
+
     /// Number of messages, hidden ones included.
     #[napi(getter)]
     pub fn length(&self) -> u32 {

@@ -260,3 +260,26 @@ export interface ImportResult {
   warnings: ImportWarning[]
   stats: ImportStats
 }
+
+/** Tokens of the context by kind; they add up to the local count of the context. */
+export interface Breakdown {
+  system: number
+  user: number
+  assistant: number
+  reasoning: number
+  toolCalls: number
+  toolOutput: number
+  media: number
+  /** Summaries and the requests they answer. */
+  summaries: number
+  /** Per-message framing. */
+  overhead: number
+}
+
+export interface ToolOutputSize {
+  messageID: string
+  partID: string
+  tool: string
+  tokens: number
+  pruned: boolean
+}

@@ -1,28 +1,32 @@
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{CfError, Result};
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelLimit {
     #[serde(deserialize_with = "crate::policy::config::limit")]
     pub context: u64,
     #[serde(default, deserialize_with = "crate::policy::config::opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<u64>,
     #[serde(default, deserialize_with = "crate::policy::config::opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<u64>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelInfo {
     #[serde(rename = "providerID", default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub provider_id: Option<String>,
     #[serde(rename = "modelID", default)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
     pub limit: ModelLimit,
 }
 
 /// Compaction settings; every field has opencode's default.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactionConfig {
     /// Overflow triggers compaction (false: `isOverflow` is always false).
@@ -31,11 +35,14 @@ pub struct CompactionConfig {
     pub prune: bool,
     /// Headroom kept free below the window.
     #[serde(deserialize_with = "opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reserved: Option<u64>,
     /// Token budget of the verbatim tail (default: a quarter of `usable`, within 2,000..15,000).
     #[serde(deserialize_with = "opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub preserve_recent_tokens: Option<u64>,
     /// At most this many recent turns are kept verbatim; 0 or less keeps none.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tail_turns: Option<i64>,
     /// Newest tool output (in tokens) that prune never clears.
     #[serde(deserialize_with = "limit")]
@@ -47,6 +54,7 @@ pub struct CompactionConfig {
     pub protected_tools: Vec<String>,
     /// Cut tool outputs longer than this in model messages (off by default).
     #[serde(deserialize_with = "opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_output_max_chars: Option<u64>,
     /// Fixed token cost of an image or PDF.
     #[serde(deserialize_with = "limit")]

@@ -1,6 +1,7 @@
 //! The native history: messages with their token counts, kept in sync incrementally so per-turn
 //! queries cost O(log n) whatever the length of the session.
 
+mod breakdown;
 mod entry;
 mod fenwick;
 mod history;
@@ -8,6 +9,7 @@ mod options;
 mod prunes;
 mod usage;
 
+pub use breakdown::{Breakdown, ToolOutputSize};
 pub use entry::Entry;
 pub use history::{History, PruneOutcome};
 pub use options::SessionOptions;

@@ -1,17 +1,17 @@
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
 use crate::policy::{CompactionConfig, ModelInfo};
 use crate::tokens::{Counter, Tokenizer};
 
-#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionOptions {
     pub model: ModelInfo,
     #[serde(default)]
     pub compaction: CompactionConfig,
     /// `o200k`, `cl100k` or `estimate`; by default chosen from the model.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<String>,
 }
 

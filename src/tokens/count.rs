@@ -16,6 +16,8 @@ pub struct PartCount {
     /// For an output already pruned: what the prune freed (provider usage reported before the
     /// prune still includes it).
     pub cleared: u64,
+    /// For a tool part: the call (name and input); the rest of `total` is its result.
+    pub call: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -39,30 +41,28 @@ impl Counter {
     }
 
     pub fn part(&self, part: &Part) -> PartCount {
+        let plain = |total| PartCount { total, ..PartCount::default() };
         match part {
-            Part::Text(p) => PartCount { total: self.text(&p.text), output: 0, cleared: 0 },
-            Part::Reasoning(p) => PartCount { total: self.text(&p.text), output: 0, cleared: 0 },
-            Part::File(f) => PartCount { total: self.file(f), output: 0, cleared: 0 },
-            Part::Compaction(_) => PartCount { total: self.text(markers::COMPACTION_REQUEST), output: 0, cleared: 0 },
+            Part::Text(p) => plain(self.text(&p.text)),
+            Part::Reasoning(p) => plain(self.text(&p.text)),
+            Part::File(f) => plain(self.file(f)),
+            Part::Compaction(_) => plain(self.text(markers::COMPACTION_REQUEST)),
             Part::Tool(t) => {
                 let call = self.text(&t.tool) + self.text(&json(t.state.input()));
+                let result = |total| PartCount { call, total: call + total, ..PartCount::default() };
                 match &t.state {
                     ToolState::Completed { output, attachments, compacted_at, .. } => {
                         let out = self.text(output) + attachments.iter().flatten().map(|a| self.file(a)).sum::<u64>();
                         match compacted_at {
                             Some(_) => {
                                 let marker = self.text(markers::PRUNED);
-                                PartCount { total: call + marker, output: 0, cleared: out.saturating_sub(marker) }
+                                PartCount { cleared: out.saturating_sub(marker), ..result(marker) }
                             }
-                            None => PartCount { total: call + out, output: out, cleared: 0 },
+                            None => PartCount { output: out, ..result(out) },
                         }
                     }
-                    ToolState::Error { error, .. } => {
-                        PartCount { total: call + self.text(error), output: 0, cleared: 0 }
-                    }
-                    ToolState::Pending { .. } | ToolState::Running { .. } => {
-                        PartCount { total: call + self.text(markers::INTERRUPTED), output: 0, cleared: 0 }
-                    }
+                    ToolState::Error { error, .. } => result(self.text(error)),
+                    ToolState::Pending { .. } | ToolState::Running { .. } => result(self.text(markers::INTERRUPTED)),
                 }
             }
             Part::Other(_) => PartCount::default(),

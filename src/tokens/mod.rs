@@ -4,7 +4,7 @@ mod count;
 mod estimate;
 mod exact;
 
-pub use count::{Counter, PartCount};
+pub use count::{Counter, PartCount, MESSAGE_OVERHEAD};
 pub use estimate::{estimate_tokens, Features};
 pub use exact::{count_tokens, warm_up, Encoding};
 
@@ -20,6 +20,14 @@ impl Tokenizer {
         match name {
             "estimate" => Ok(Tokenizer::Estimate),
             other => Encoding::parse(other).map(Tokenizer::Exact),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tokenizer::Exact(Encoding::O200k) => "o200k",
+            Tokenizer::Exact(Encoding::Cl100k) => "cl100k",
+            Tokenizer::Estimate => "estimate",
         }
     }
 

@@ -1,0 +1,131 @@
+//! Where the context's tokens go, by kind, from the counts cached per part (for a context view
+//! such as `contextfold inspect`).
+
+use serde::Serialize;
+
+use super::{Entry, History};
+use crate::model::{is_media, Part, Role};
+use crate::tokens::MESSAGE_OVERHEAD;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Breakdown {
+    pub system: u64,
+    pub user: u64,
+    pub assistant: u64,
+    pub reasoning: u64,
+    pub tool_calls: u64,
+    pub tool_output: u64,
+    pub media: u64,
+    /// Summaries and the requests they answer.
+    pub summaries: u64,
+    /// Per-message framing.
+    pub overhead: u64,
+}
+
+/// One tool result and its size.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolOutputSize {
+    #[serde(rename = "messageID")]
+    pub message_id: String,
+    #[serde(rename = "partID")]
+    pub part_id: String,
+    pub tool: String,
+    pub tokens: u64,
+    pub pruned: bool,
+}
+
+fn add(b: &mut Breakdown, e: &Entry) {
+    b.overhead += MESSAGE_OVERHEAD;
+    let summary = e.msg.is_summary() || e.msg.compaction().is_some();
+    for (p, c) in e.msg.parts.iter().zip(&e.parts) {
+        let slot = match p {
+            _ if summary => &mut b.summaries,
+            Part::Tool(_) => {
+                b.tool_calls += c.call;
+                &mut b.tool_output
+            }
+            Part::File(f) if is_media(&f.mime) => &mut b.media,
+            Part::Reasoning(_) => &mut b.reasoning,
+            _ => match e.msg.role {
+                Role::System => &mut b.system,
+                Role::User => &mut b.user,
+                Role::Assistant => &mut b.assistant,
+            },
+        };
+        *slot += c.total - c.call;
+    }
+}
+
+impl History {
+    /// Tokens of the context by kind; they add up to the local count of the context.
+    pub fn breakdown(&self) -> Breakdown {
+        let mut b = Breakdown::default();
+        for e in self.visible() {
+            add(&mut b, e);
+        }
+        b
+    }
+
+    /// The `limit` largest tool results in the context, largest first.
+    pub fn largest_tool_outputs(&self, limit: usize) -> Vec<ToolOutputSize> {
+        let mut all: Vec<ToolOutputSize> = self
+            .visible()
+            .into_iter()
+            .flat_map(|e| {
+                e.msg.parts.iter().zip(&e.parts).filter_map(move |(p, c)| match p {
+                    Part::Tool(t) => Some(ToolOutputSize {
+                        message_id: e.msg.id.clone(),
+                        part_id: t.id.clone(),
+                        tool: t.tool.clone(),
+                        tokens: c.total - c.call,
+                        pruned: t.is_pruned(),
+                    }),
+                    _ => None,
+                })
+            })
+            .collect();
+        all.sort_by(|a, b| b.tokens.cmp(&a.tokens));
+        all.truncate(limit);
+        all
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use crate::model::parse_message;
+    use crate::session::{History, SessionOptions};
+
+    #[test]
+    fn the_kinds_add_up_to_the_context() {
+        let msgs = [
+            json!({"id": "s", "role": "system", "parts": [{"type": "text", "id": "a", "text": "be brief"}]}),
+            json!({"id": "u", "role": "user", "parts": [{"type": "text", "id": "b", "text": "look at this"},
+                {"type": "file", "id": "c", "mime": "image/png", "url": "data:image/png;base64,AA"}]}),
+            json!({"id": "x", "role": "assistant", "finish": "stop", "parts": [{"type": "reasoning", "id": "d", "text": "hmm"},
+                {"type": "tool", "id": "e", "callID": "c1", "tool": "bash", "state": {"status": "completed", "input": {"cmd": "ls -la"}, "output": "a\\nb\\nc"}},
+                {"type": "text", "id": "f", "text": "done"}]}),
+        ];
+        let msgs = msgs.into_iter().map(|m| parse_message(m).unwrap()).collect();
+        let opts = SessionOptions { tokenizer: Some("o200k".into()), ..Default::default() };
+        let h = History::from_messages(msgs, opts, &|| false).unwrap();
+        let b = h.breakdown();
+        let sum = b.system
+            + b.user
+            + b.assistant
+            + b.reasoning
+            + b.tool_calls
+            + b.tool_output
+            + b.media
+            + b.summaries
+            + b.overhead;
+        assert_eq!(sum, h.usage().tokens);
+        assert_eq!(b.media, 1200);
+        assert!(b.tool_calls > 0 && b.tool_output > 0 && b.reasoning > 0 && b.system > 0);
+        let top = h.largest_tool_outputs(5);
+        assert_eq!((top.len(), top[0].tool.as_str()), (1, "bash"));
+    }
+}
