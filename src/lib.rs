@@ -6,6 +6,10 @@ pub mod compaction;
 pub mod convert;
 pub mod error;
 pub mod formats;
+#[doc(hidden)]
+pub mod fuzzing;
+#[doc(hidden)]
+pub mod invariants;
 pub mod model;
 pub mod policy;
 pub mod session;

@@ -7,6 +7,7 @@ mod prune;
 mod turns;
 mod view;
 
+#[cfg(feature = "node")]
 pub(crate) use config::{limit, opt_limit};
 pub use config::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};

@@ -86,7 +86,7 @@ impl History {
                 })
             })
             .collect();
-        all.sort_by(|a, b| b.tokens.cmp(&a.tokens));
+        all.sort_by_key(|o| std::cmp::Reverse(o.tokens));
         all.truncate(limit);
         all
     }

@@ -1,36 +1,17 @@
 //! Property tests over random sessions: the invariants the rest of contextfold relies on.
 
-use std::collections::HashSet;
-
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
 use super::{History, SessionOptions};
-use crate::model::parse_message;
-use crate::model::Message;
+use crate::invariants::{check_all, reference_view};
+use crate::model::{parse_message, Message};
 use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
 
-/// The compaction rule read literally: the newest completed summary among the first `len`
-/// messages replaces, in the context of everything before its request, the run from
-/// `hiddenFromID` (or the start) up to `tailStartID` (or the end); what follows the summary comes
-/// after the kept tail.
-fn reference_view(msgs: &[&Message], len: usize) -> Vec<usize> {
-    let summary = (0..len).rev().find(|&s| {
-        msgs[s].is_completed_summary()
-            && msgs[..s].iter().any(|m| Some(m.id.as_str()) == msgs[s].parent_id.as_deref() && m.compaction().is_some())
-    });
-    let Some(s) = summary else { return (0..len).collect() };
-    let w = (0..s).rev().find(|&w| Some(msgs[w].id.as_str()) == msgs[s].parent_id.as_deref()).unwrap();
-    let before = reference_view(msgs, w);
-    let part = msgs[w].compaction().unwrap();
-    let find = |id: &Option<String>| id.as_ref().and_then(|id| before.iter().position(|&p| &msgs[p].id == id));
-    let tail = find(&part.tail_start_id).unwrap_or(before.len());
-    let head = find(&part.hidden_from_id).filter(|&x| x <= tail).unwrap_or(0);
-    let mut out = before[..head].to_vec();
-    out.extend(w..=s);
-    out.extend_from_slice(&before[tail..]);
-    out.extend(s + 1..len);
-    out
+/// The tool-pair rule in all three output formats, on what the model sees.
+fn check_tool_pairs(h: &History) {
+    let visible: Vec<&Message> = h.visible().into_iter().map(|e| &e.msg).collect();
+    check_all(&visible, "random session");
 }
 
 /// One step of a random conversation, turned into a message by `build`.
@@ -129,36 +110,6 @@ fn options(budget: u64) -> SessionOptions {
 fn history(values: &[Value], budget: u64) -> History {
     let msgs = values.iter().map(|v| parse_message(v.clone()).unwrap()).collect();
     History::from_messages(msgs, options(budget), &|| false).unwrap()
-}
-
-/// Every tool call has exactly one result in the very next message, and ids are unique.
-fn check_tool_pairs(h: &History) {
-    let out = serde_json::to_value(h.to_model_messages(&h.convert_options())).unwrap();
-    let msgs = out.as_array().unwrap();
-    let mut seen = HashSet::new();
-    for (i, m) in msgs.iter().enumerate() {
-        let calls: Vec<&str> = m["content"].as_array().map_or(vec![], |c| {
-            c.iter().filter(|p| p["type"] == "tool-call").map(|p| p["toolCallId"].as_str().unwrap()).collect()
-        });
-        for c in &calls {
-            assert!(seen.insert(c.to_string()), "call id {c} repeated");
-        }
-        if m["role"] == "tool" {
-            let prev = &msgs[i - 1];
-            assert_eq!(prev["role"], "assistant", "a tool message follows its calls");
-            let prev_calls: Vec<&Value> = prev["content"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|p| p["type"] == "tool-call")
-                .map(|p| &p["toolCallId"])
-                .collect();
-            let results: Vec<&Value> = m["content"].as_array().unwrap().iter().map(|p| &p["toolCallId"]).collect();
-            assert_eq!(prev_calls, results);
-        } else if !calls.is_empty() {
-            assert_eq!(msgs.get(i + 1).map(|n| &n["role"]), Some(&json!("tool")), "calls are answered right away");
-        }
-    }
 }
 
 proptest! {
