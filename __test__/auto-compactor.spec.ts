@@ -63,9 +63,10 @@ describe('AutoCompactor', () => {
   })
 
   it('prunes old tool output at the prune tier, without compacting', async () => {
-    const s = session({ pruneProtect: 300, pruneMinimum: 200 })
+    const s = session({ prune: true, pruneProtect: 300, pruneMinimum: 200 })
     const sum = scripted(() => ({ text: 'x' }))
     const auto = new AutoCompactor(s, { summarizer: sum })
+    expect(auto.prunes).toBe(true)
     const events = record(auto)
     grow(s, (u) => u.tier === 'prune')
     const before = s.usage().tokens
@@ -77,14 +78,31 @@ describe('AutoCompactor', () => {
     expect(s.messages().some((m) => m.parts.some((p) => p.type === 'tool' && (p.state as { compactedAt?: number }).compactedAt))).toBe(true)
   })
 
-  it('prune: false leaves tool output alone', async () => {
-    const s = session({ pruneProtect: 300, pruneMinimum: 200 })
+  it('prune: false leaves tool output alone, whatever the session says', async () => {
+    const s = session({ prune: true, pruneProtect: 300, pruneMinimum: 200 })
     const auto = new AutoCompactor(s, { summarizer: scripted(() => ({ text: 'x' })), prune: false })
+    expect(auto.prunes).toBe(false)
     grow(s, (u) => u.tier === 'prune')
     const before = snapshot(s)
     const r = await auto.afterStep()
     expect(r.pruned).toBeUndefined()
     expect(snapshot(s)).toEqual(before)
+  })
+
+  it("without the option, prunes as the session's compaction.prune says (off by default)", async () => {
+    const off = session({ pruneProtect: 300, pruneMinimum: 200 })
+    expect(off.options.compaction?.prune).toBe(false)
+    const quiet = new AutoCompactor(off, { summarizer: scripted(() => ({ text: 'x' })) })
+    expect(quiet.prunes).toBe(false)
+    grow(off, (u) => u.tier === 'prune')
+    const before = snapshot(off)
+    expect((await quiet.afterStep()).pruned).toBeUndefined()
+    expect(snapshot(off)).toEqual(before)
+
+    // prune: true on the AutoCompactor turns it on for a session that has it off.
+    const forced = new AutoCompactor(off, { summarizer: scripted(() => ({ text: 'x' })), prune: true })
+    expect(forced.prunes).toBe(true)
+    expect((await forced.afterStep()).pruned?.prunedPartIDs.length).toBeGreaterThan(0)
   })
 
   it('compacts at overflow: auto compaction part, continue message, events in order', async () => {

@@ -3,7 +3,7 @@
 // (the package root stays CommonJS for the napi loader `index.js`). Used by `npm install` and
 // `npm run build:ts`. An installed package ships dist/ and no ts/: nothing to do then.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -20,3 +20,5 @@ if (result.status !== 0) process.exit(result.status ?? 1)
 
 mkdirSync(join(root, 'dist'), { recursive: true })
 writeFileSync(join(root, 'dist', 'package.json'), '{\n  "type": "module"\n}\n')
+// The CLI (`bin` in package.json): tsc keeps its `#!/usr/bin/env node` line; make it executable.
+if (existsSync(join(root, 'dist', 'cli.js'))) chmodSync(join(root, 'dist', 'cli.js'), 0o755)

@@ -22,7 +22,10 @@ export type AutoCompactorListener<K extends AutoCompactorEvent> = (event: AutoCo
 
 export interface AutoCompactorOptions
   extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay'> {
-  /** Run `session.prune()` at the `prune` tier and above, before compacting (default true). */
+  /**
+   * Run `session.prune()` at the `prune` tier and above, before compacting. Default: the session's
+   * own setting, `session.options.compaction.prune` (`CompactionConfig.prune`, false unless set).
+   */
   prune?: boolean
   /** Consecutive failed compactions that stop automatic compaction (default 3). */
   maxFailures?: number
@@ -95,6 +98,11 @@ export class AutoCompactor {
     return s
   }
 
+  /** Whether steps prune: the `prune` option, else the session's `compaction.prune`. */
+  get prunes(): boolean {
+    return this.#options.prune ?? this.session.options?.compaction?.prune ?? false
+  }
+
   /** True while a step is compacting. */
   get busy(): boolean {
     return this.#busy
@@ -126,7 +134,7 @@ export class AutoCompactor {
       if (usage.tier !== 'ok') this.#emit('pressure', { usage })
       const out: AfterStepResult = { usage }
       const overflow = options.overflow === true
-      if ((this.#options.prune ?? true) && (usage.tier === 'prune' || usage.tier === 'compact' || overflow)) {
+      if (this.prunes && (usage.tier === 'prune' || usage.tier === 'compact' || overflow)) {
         const result = session.prune()
         if (result.prunedPartIDs.length > 0) {
           usage = session.usage()

@@ -1,0 +1,664 @@
+// The `contextfold` CLI, run as a child process (`node dist/cli.js ...`) on examples/ and corpus
+// files: inspect (human and --json, checked against the native API), compact (extractive, and
+// openai-compatible against a real HTTP server on 127.0.0.1), convert (shapes of every format),
+// errors and exit codes.
+import { spawn } from 'node:child_process'
+import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+
+import * as native from '../index.js'
+import { Session, importTranscript, turns } from '../index.js'
+import type { AnthropicRequest, Message, ModelMessage, OpenAIChatMessage, SessionOptions } from '../index.js'
+import { TEMPLATES } from '../dist/index.js'
+import { FakeOpenAI } from './fake-openai.js'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+const CLI = join(ROOT, 'dist', 'cli.js')
+const CORPUS = join(ROOT, '..', 'shared', 'corpus')
+const corpus = (file: string) => join(CORPUS, file)
+const CLAUDE = join(ROOT, 'examples', 'claude-code-session.jsonl')
+const PI = join(ROOT, 'examples', 'pi-session.jsonl')
+const hasStore = typeof (native as unknown as { SessionStore?: { open?: unknown } }).SessionStore?.open === 'function'
+
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/** Runs the built CLI; never through a shell. Colours off, no API keys from the environment. */
+function cli(args: string[], opts: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
+  for (const k of ['FORCE_COLOR', 'CONTEXTFOLD_API_KEY', 'OPENAI_API_KEY', 'CI']) delete env[k]
+  Object.assign(env, opts.env)
+  if (opts.env?.FORCE_COLOR) delete env.NO_COLOR
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
+    child.on('error', reject)
+    child.on('close', (code) => resolve({ code, stdout, stderr }))
+    child.stdin.end(opts.input ?? '')
+  })
+}
+
+/** `cli([... '--json'])`, expecting `code`, with stdout parsed. */
+async function json<T extends object = Record<string, any>>(args: string[], code = 0, opts?: Parameters<typeof cli>[1]): Promise<T & { __run: Run }> {
+  const run = await cli([...args, '--json'], opts)
+  if (run.code !== code) throw new Error(`exit ${run.code} (expected ${code}): ${run.stderr}\n${run.stdout.slice(0, 2000)}`)
+  return Object.assign(JSON.parse(run.stdout) as T, { __run: run })
+}
+
+/** The options the CLI builds for `--context n` (output: 32000, at most a quarter of the window). */
+function windowOptions(context = 200_000, extra: Partial<SessionOptions> = {}): SessionOptions {
+  return { model: { limit: { context, output: Math.min(32_000, Math.floor(context / 4)) } }, ...extra }
+}
+
+function nativeSession(file: string, options: SessionOptions): { session: Session; messages: Message[]; imported: ReturnType<typeof importTranscript> } {
+  const imported = importTranscript(file)
+  return { session: Session.fromMessages(imported.messages, options), messages: imported.messages, imported }
+}
+
+let dir: string
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'contextfold-cli-'))
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+// ---------------------------------------------------------------------------------------------
+// Shapes of the provider formats.
+
+function expectAnthropicShape(req: AnthropicRequest): void {
+  const msgs = req.messages
+  expect(msgs.length).toBeGreaterThan(0)
+  expect(msgs[0]!.role).toBe('user')
+  const ids = new Set<string>()
+  msgs.forEach((m, i) => {
+    if (i > 0) expect(m.role, `message ${i} repeats the role`).not.toBe(msgs[i - 1]!.role)
+    const uses = m.content.filter((b) => b.type === 'tool_use') as Array<{ id: string; input: unknown }>
+    for (const u of uses) {
+      expect(m.role).toBe('assistant')
+      expect(u.id).toMatch(/^[A-Za-z0-9_-]+$/)
+      expect(ids.has(u.id), `tool_use id ${u.id} is unique`).toBe(false)
+      ids.add(u.id)
+      expect(typeof u.input === 'object' && u.input !== null && !Array.isArray(u.input)).toBe(true)
+    }
+    // Results: at the start of the next user message, one per call, for the calls just made.
+    const results = m.content.filter((b) => b.type === 'tool_result') as Array<{ tool_use_id: string }>
+    if (results.length > 0) {
+      expect(m.role).toBe('user')
+      const leading = m.content.slice(0, results.length)
+      expect(leading.every((b) => b.type === 'tool_result'), `message ${i}: tool_result blocks come first`).toBe(true)
+    }
+    if (uses.length > 0) {
+      const next = msgs[i + 1]
+      expect(next, `message ${i}: its tool calls are answered`).toBeDefined()
+      const answered = next!.content.filter((b) => b.type === 'tool_result').map((b) => (b as { tool_use_id: string }).tool_use_id)
+      expect([...answered].sort()).toEqual(uses.map((u) => u.id).sort())
+    }
+    if (results.length > 0) {
+      const prev = msgs[i - 1]
+      const called = new Set(prev?.content.filter((b) => b.type === 'tool_use').map((b) => (b as { id: string }).id))
+      for (const r of results) expect(called.has(r.tool_use_id), `tool_result ${r.tool_use_id} answers a call just made`).toBe(true)
+    }
+  })
+}
+
+function expectOpenAIShape(msgs: OpenAIChatMessage[]): void {
+  expect(Array.isArray(msgs)).toBe(true)
+  const seen = new Set<string>()
+  for (let i = 0; i < msgs.length; i++) {
+    const m = msgs[i]!
+    expect(['system', 'user', 'assistant', 'tool']).toContain(m.role)
+    if (m.role === 'tool') throw new Error(`message ${i}: a tool message that answers no call`)
+    if (m.role !== 'assistant' || !m.tool_calls?.length) continue
+    const ids = m.tool_calls.map((t) => t.id)
+    for (const t of m.tool_calls) {
+      expect(t.type).toBe('function')
+      expect(typeof t.function.arguments).toBe('string')
+      expect(() => JSON.parse(t.function.arguments)).not.toThrow()
+      expect(seen.has(t.id), `tool call id ${t.id} is unique`).toBe(false)
+      seen.add(t.id)
+    }
+    // role: tool messages, one per call, right after the assistant message.
+    const answers = msgs.slice(i + 1, i + 1 + ids.length)
+    expect(answers.map((a) => a.role)).toEqual(ids.map(() => 'tool'))
+    expect(answers.map((a) => (a as { tool_call_id: string }).tool_call_id).sort()).toEqual([...ids].sort())
+    for (const a of answers) expect(typeof (a as { content: unknown }).content).toBe('string')
+    i += ids.length
+  }
+}
+
+function expectAiSdkShape(msgs: ModelMessage[]): void {
+  for (let i = 0; i < msgs.length; i++) {
+    const m = msgs[i]!
+    if (m.role !== 'assistant') continue
+    const calls = m.content.filter((p) => p.type === 'tool-call') as Array<{ toolCallId: string }>
+    if (calls.length === 0) continue
+    const next = msgs[i + 1]
+    expect(next?.role, `message ${i}: its tool calls are answered by a tool message`).toBe('tool')
+    const results = (next as Extract<ModelMessage, { role: 'tool' }>).content.map((r) => r.toolCallId)
+    expect(results.sort()).toEqual(calls.map((c) => c.toolCallId).sort())
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe('contextfold inspect', () => {
+  it('shows format, counts, the coloured bar with its legend, largest outputs, prune and the cut (human)', async () => {
+    const r = await cli(['inspect', CLAUDE])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe('') // not a terminal: no progress display
+    const out = r.stdout
+    expect(out).toContain('claude-code')
+    expect(out).toMatch(/messages\s+104/)
+    expect(out).toMatch(/tool calls\s+50/)
+    expect(out).toMatch(/Context\s+85,838 \/ 200,000 tokens/)
+    for (const label of ['Tool calls', 'Tool output', 'Reasoning', 'Free', 'Reserved', 'Largest tool outputs', 'Prune', 'Compaction']) {
+      expect(out).toContain(label)
+    }
+    // Without colours the bar uses one glyph per kind: 60 cells, tool output ('o') among them.
+    const bar = out.split('\n').find((l) => /^ {2}[#uarcoms+?._]{20,}$/.test(l))
+    expect(bar, out).toBeDefined()
+    expect(bar!.trim()).toHaveLength(60)
+    expect(bar).toContain('o')
+    expect(out).not.toContain('\x1b[')
+  })
+
+  it('--json: every figure matches the native API (pi example, 30k window)', async () => {
+    const report = await json(['inspect', PI, '--context', '30000'])
+    expect(report.__run.stderr).toBe('')
+    const opts = windowOptions(30_000)
+    const { session, messages, imported } = nativeSession(PI, opts)
+    expect(report.format).toBe('pi')
+    expect(report.options).toEqual(session.options)
+    expect(report.messages).toEqual({ total: messages.length, context: session.context().length })
+    expect(report.turns).toEqual({ total: turns(messages).length, context: session.turns().length })
+    expect(report.usage).toEqual(session.usage())
+    expect(report.window).toEqual({ context: 30_000, output: 7_500, usable: session.usage().usable })
+    expect(report.window.usable).toBe(22_500)
+    expect(report.breakdown).toEqual(session.breakdown())
+    const local = Object.values(session.breakdown()).reduce((a, b) => a + b, 0)
+    expect(report.localTokens).toBe(local)
+    expect(report.largestToolOutputs).toEqual(session.largestToolOutputs(10))
+    const toolParts = messages.flatMap((m) => m.parts.filter((p) => p.type === 'tool'))
+    expect(report.toolCalls.total).toBe(toolParts.length)
+    expect(report.stats).toEqual(imported.stats)
+    expect(report.warnings).toEqual([])
+
+    const copy = Session.fromMessages(messages, session.options)
+    const pruned = copy.prune()
+    expect(report.prune).toEqual({
+      tokensFreed: pruned.tokensFreed,
+      parts: pruned.prunedPartIDs.length,
+      messages: new Set(pruned.messageIDs).size,
+      tokensAfter: copy.usage().tokens,
+    })
+
+    const sel = session.select()
+    expect(report.cut).toMatchObject({
+      overflow: true,
+      headEnd: sel.headEnd,
+      headMessages: sel.headEnd,
+      tailMessages: session.context().length - sel.headEnd,
+      tailTokens: sel.tailTokens,
+      tailStartID: sel.tailStartID,
+    })
+    // The head is what a compaction would summarize.
+    expect(report.cut.headTokens).toBe(session.prepareCompaction()!.tokensSummarized)
+  })
+
+  it('--top, --tokenizer and --output change what is counted', async () => {
+    const report = await json(['inspect', CLAUDE, '--context', '100k', '--output', '8000', '--tokenizer', 'o200k', '--top', '3'])
+    const opts: SessionOptions = { model: { limit: { context: 100_000, output: 8_000 } }, tokenizer: 'o200k' }
+    const { session } = nativeSession(CLAUDE, opts)
+    expect(report.options.tokenizer).toBe('o200k')
+    expect(report.breakdown).toEqual(session.breakdown())
+    expect(report.usage).toEqual(session.usage())
+    expect(report.largestToolOutputs).toEqual(session.largestToolOutputs(3))
+    expect(report.largestToolOutputs).toHaveLength(3)
+    expect(report.window).toEqual({ context: 100_000, output: 8_000, usable: session.usage().usable })
+  })
+
+  it('corpus files of every kind: the detected format and counts are the importer’s', async () => {
+    const files = [
+      'codex/agentv-019ed836-small.jsonl',
+      'swe-agent/pydicom-1458-gpt4-textaction.traj',
+      'mini-swe-agent/github-issue-textaction-v1.traj.json',
+      'openhands/oh-basic-gui-mode-vue-todo.json',
+      'gemini-cli/entirecli-gemini-session.json',
+      'kimi-cli/sklearn-26323-context-main.jsonl',
+      'claude-code/entirecli-062a8bdd-image-compaction.jsonl',
+    ]
+    const reports = await Promise.all(files.map((f) => json(['inspect', corpus(f)])))
+    for (const [i, f] of files.entries()) {
+      const report = reports[i]!
+      const { session, imported } = nativeSession(corpus(f), windowOptions())
+      expect(report.format, f).toBe(imported.format)
+      expect(report.messages, f).toEqual({ total: imported.messages.length, context: session.context().length })
+      expect(report.breakdown, f).toEqual(session.breakdown())
+      expect(report.usage, f).toEqual(session.usage())
+    }
+  })
+
+  it('a transcript with compactions and media: summaries and media appear in the breakdown', async () => {
+    const file = corpus('claude-code/entirecli-062a8bdd-image-compaction.jsonl')
+    const report = await json(['inspect', file])
+    expect(report.compactions).toBeGreaterThan(0)
+    expect(report.messages.context).toBeLessThan(report.messages.total)
+    expect(report.breakdown.summaries).toBeGreaterThan(0)
+    const human = await cli(['inspect', file])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toMatch(/compactions\s+\d/)
+    expect(human.stdout).toContain('Summaries')
+  })
+
+  it('import warnings are listed with their line numbers', async () => {
+    const file = corpus('openai-chat/swesmith-ft-xml-3convs.jsonl')
+    const expected = importTranscript(file).warnings
+    expect(expected.length).toBeGreaterThan(0)
+    const report = await json(['inspect', file])
+    expect(report.warnings).toEqual(expected)
+    const human = await cli(['inspect', file])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain(`Warnings (${expected.length})`)
+    for (const w of expected) expect(human.stdout).toContain(w.line > 0 ? `line ${w.line}: ${w.message}` : w.message)
+
+    // Malformed lines in a transcript: skipped, reported at their line.
+    const lines = readFileSync(PI, 'utf8').split('\n')
+    const broken = join(dir, 'broken.jsonl')
+    writeFileSync(broken, [...lines.slice(0, 4), '{"type": "message", "message": {', ...lines.slice(4, 30), 'not json at all'].join('\n'))
+    const b = await json(['inspect', broken])
+    expect(b.warnings.map((w: { line: number }) => w.line)).toEqual([5, 32])
+  })
+
+  it('reads contextfold messages (as convert writes them) and standard input', async () => {
+    const out = join(dir, 'claude-messages.jsonl')
+    const conv = await cli(['convert', CLAUDE, '--to', 'contextfold', '--out', out, '--out-format', 'messages'])
+    expect(conv.code).toBe(0)
+    const original = await json(['inspect', CLAUDE, '--context', '30000'])
+    const copy = await json(['inspect', out, '--context', '30000'])
+    expect(copy.format).toBe('contextfold')
+    for (const k of ['messages', 'turns', 'toolCalls', 'usage', 'breakdown', 'largestToolOutputs', 'prune', 'cut']) expect(copy[k], k).toEqual(original[k])
+
+    const piped = await json(['inspect', '-', '--context', '30000'], 0, { input: readFileSync(out, 'utf8') })
+    expect(piped.usage).toEqual(original.usage)
+    const pipedTranscript = await json(['inspect', '-'], 0, { input: readFileSync(PI, 'utf8') })
+    expect(pipedTranscript.format).toBe('pi')
+  })
+
+  it('colours only when asked for (FORCE_COLOR) and never with --no-color', async () => {
+    const colored = await cli(['inspect', PI, '--context', '30000'], { env: { FORCE_COLOR: '1' } })
+    expect(colored.code).toBe(0)
+    expect(colored.stdout).toContain('\x1b[')
+    expect(colored.stdout).toContain('█')
+    const plain = await cli(['inspect', PI, '--context', '30000', '--no-color'], { env: { FORCE_COLOR: '1' } })
+    expect(plain.stdout).not.toContain('\x1b[')
+  })
+})
+
+describe('contextfold compact (extractive)', () => {
+  it('--json: fewer tokens and messages after, the summary names the modified files', async () => {
+    const report = await json(['compact', PI, '--context', '30000'])
+    expect(report.__run.stderr).toBe('')
+    expect(report).toMatchObject({ status: 'compacted', fallback: false, summarizer: { name: 'extractive' }, template: 'anchored', format: 'pi' })
+    expect(report.after.tokens).toBeLessThan(report.before.tokens)
+    expect(report.after.messages).toBeLessThan(report.before.messages)
+    expect(report.before.tier).toBe('compact')
+    expect(report.after.pressure).toBeLessThan(1)
+
+    const { session } = nativeSession(PI, windowOptions(30_000))
+    expect(report.before).toEqual({ ...pick(session.usage()), messages: session.context().length })
+    const plan = session.prepareCompaction()!
+    expect(plan.modifiedFiles.length).toBeGreaterThan(0)
+    expect(report.summarized).toMatchObject({ messages: plan.summarizedIDs.length, tokens: plan.tokensSummarized, modifiedFiles: plan.modifiedFiles })
+    for (const f of plan.modifiedFiles) expect(report.summary).toContain(f)
+    expect(report.summary).toContain('<modified-files>')
+  })
+
+  it('human output: before / after figures and the summary; --out writes the compacted session', async () => {
+    const out = join(dir, 'claude-compacted.jsonl')
+    const r = await cli(['compact', CLAUDE, '--context', '30000', '--out', out, '--out-format', 'messages'])
+    expect(r.code).toBe(0)
+    expect(r.stderr).toBe('')
+    expect(r.stdout).toContain('compacted')
+    expect(r.stdout).toMatch(/tokens\s+85,838\s+→\s+[\d,]+/)
+    expect(r.stdout).toContain('messages in context')
+    expect(r.stdout).toContain('Summary')
+    expect(r.stdout).toContain('<modified-files>')
+    expect(r.stdout).toContain(`to ${out}`)
+
+    const lines = readFileSync(out, 'utf8').trimEnd().split('\n')
+    const written = lines.map((l) => JSON.parse(l) as Message)
+    const original = importTranscript(CLAUDE).messages
+    expect(written).toHaveLength(original.length + 3) // request, summary, continue
+    expect(written.slice(0, original.length).map((m) => m.id)).toEqual(original.map((m) => m.id))
+    expect(written[original.length + 1]).toMatchObject({ role: 'assistant', summary: true, finish: 'stop' })
+
+    // What was written reads back as the compacted session.
+    const report = await json(['compact', CLAUDE, '--context', '30000'])
+    const again = await json(['inspect', out, '--context', '30000'])
+    expect(again.usage.tokens).toBe(report.after.tokens)
+    expect(again.messages.context).toBe(report.after.messages)
+    expect(again.compactions).toBe(1)
+  })
+
+  it('--template picks the summary sections; --no-continue leaves out the continue message', async () => {
+    for (const template of ['claude-code', 'hermes'] as const) {
+      const report = await json(['compact', PI, '--context', '30000', '--template', template])
+      expect(report.template).toBe(template)
+      for (const s of TEMPLATES[template].sections.slice(0, 2)) expect(report.summary).toContain(s.heading)
+    }
+    const out = join(dir, 'no-continue.jsonl')
+    const report = await json(['compact', PI, '--context', '30000', '--no-continue', '--out', out, '--out-format', 'messages'])
+    expect(report.out).toEqual({ path: out, format: 'messages', messages: importTranscript(PI).messages.length + 2 })
+    const last = JSON.parse(readFileSync(out, 'utf8').trimEnd().split('\n').pop()!) as Message
+    expect(last.summary).toBe(true)
+  })
+
+  it('--if-overflow skips a session that fits; --prune prunes first', async () => {
+    const skipped = await json(['compact', PI, '--if-overflow'])
+    expect(skipped.status).toBe('skipped')
+    expect(skipped.reason).toMatch(/does not overflow/)
+    expect(skipped.after).toEqual(skipped.before)
+    const human = await cli(['compact', PI, '--if-overflow'])
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain('skipped')
+
+    const file = corpus('pi/pi-mono-large-session-v1.jsonl')
+    const pruned = await json(['compact', file, '--context', '60000', '--prune', '--if-overflow'])
+    const { session } = nativeSession(file, windowOptions(60_000))
+    const expected = session.prune()
+    expect(expected.tokensFreed).toBeGreaterThan(0)
+    expect(pruned.pruned).toEqual({ tokensFreed: expected.tokensFreed, parts: expected.prunedPartIDs.length })
+    expect(pruned.status).toBe('compacted')
+  })
+
+  it.runIf(hasStore)('--out writes a session store by default, and inspect reads it back', async () => {
+    const out = join(dir, 'compacted-store.jsonl')
+    const report = await json(['compact', PI, '--context', '30000', '--out', out])
+    expect(report.out.format).toBe('store')
+    expect(readFileSync(out, 'utf8').split('\n', 1)[0]).toMatch(/^\{"type":"header"/)
+    const again = await json(['inspect', out])
+    expect(again.format).toBe('store')
+    expect(again.options.model.limit).toEqual({ context: 30_000, output: 7_500 }) // from the store's header
+    expect(again.usage.tokens).toBe(report.after.tokens)
+    const conv = await cli(['convert', out, '--to', 'contextfold'])
+    expect(conv.stdout.trimEnd().split('\n')).toHaveLength(report.out.messages)
+  })
+
+  it.runIf(!hasStore)('--out-format store without SessionStore in this build is a usage error', async () => {
+    const r = await cli(['compact', PI, '--out', join(dir, 'x.jsonl'), '--out-format', 'store'])
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('SessionStore')
+    expect(existsSync(join(dir, 'x.jsonl'))).toBe(false)
+  })
+})
+
+function pick(u: ReturnType<Session['usage']>) {
+  return { tokens: u.tokens, usable: u.usable, pressure: u.pressure, tier: u.tier }
+}
+
+describe('contextfold convert', () => {
+  const sources = [CLAUDE, PI, corpus('codex/agentv-019ed836-small.jsonl'), corpus('claude-code/entirecli-062a8bdd-image-compaction.jsonl'), corpus('swe-agent/pydicom-1458-gpt4-textaction.traj')]
+
+  it('--to anthropic: tool_use / tool_result pairing, alternating roles, the native conversion', async () => {
+    for (const file of sources) {
+      const r = await cli(['convert', file, '--to', 'anthropic'])
+      expect(r.code, file).toBe(0)
+      const req = JSON.parse(r.stdout) as AnthropicRequest
+      expectAnthropicShape(req)
+      const { session } = nativeSession(file, windowOptions())
+      expect(req).toEqual(session.toModelMessages({ format: 'anthropic' }))
+    }
+  })
+
+  it('--to openai: assistant tool_calls, then one role:tool message per call', async () => {
+    for (const file of sources) {
+      const r = await cli(['convert', file, '--to', 'openai'])
+      expect(r.code, file).toBe(0)
+      const msgs = JSON.parse(r.stdout) as OpenAIChatMessage[]
+      expectOpenAIShape(msgs)
+      expect(msgs.some((m) => m.role === 'assistant' && m.tool_calls?.length)).toBe(true)
+      const { session } = nativeSession(file, windowOptions())
+      expect(msgs).toEqual(session.toModelMessages({ format: 'openai' }))
+    }
+  })
+
+  it('--to ai-sdk: every tool call answered by the next tool message', async () => {
+    for (const file of sources) {
+      const r = await cli(['convert', file, '--to', 'ai-sdk'])
+      expect(r.code, file).toBe(0)
+      const msgs = JSON.parse(r.stdout) as ModelMessage[]
+      expectAiSdkShape(msgs)
+      expect(msgs).toEqual(nativeSession(file, windowOptions()).session.toModelMessages())
+    }
+  })
+
+  it('--to contextfold: every message, one per line (--json: one array)', async () => {
+    const r = await cli(['convert', CLAUDE, '--to', 'contextfold'])
+    expect(r.code).toBe(0)
+    const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Message)
+    expect(lines).toEqual(importTranscript(CLAUDE).messages)
+    const arr = await json<{ length: number }>(['convert', PI, '--to', 'contextfold'])
+    expect(Array.isArray(arr)).toBe(true)
+    expect(arr.length).toBe(importTranscript(PI).messages.length)
+  })
+
+  it('--out writes the file; --json reports it; --strip-media and --tool-output-max-chars apply', async () => {
+    const out = join(dir, 'anthropic.json')
+    const report = await json(['convert', CLAUDE, '--to', 'anthropic', '--out', out])
+    const req = JSON.parse(readFileSync(out, 'utf8')) as AnthropicRequest
+    expectAnthropicShape(req)
+    expect(report).toMatchObject({ to: 'anthropic', out, format: 'claude-code', messages: 104, written: req.messages.length + (req.system ? 1 : 0) })
+    expect(report.__run.stderr).toBe('')
+
+    const file = corpus('claude-code/entirecli-062a8bdd-image-compaction.jsonl')
+    const { session } = nativeSession(file, windowOptions())
+    const stripped = await cli(['convert', file, '--to', 'openai', '--strip-media', '--tool-output-max-chars', '2000'])
+    expect(stripped.code).toBe(0)
+    expect(JSON.parse(stripped.stdout)).toEqual(session.toModelMessages({ format: 'openai', stripMedia: true, toolOutputMaxChars: 2000 }))
+    expect(stripped.stdout).not.toContain('data:image/')
+  })
+})
+
+describe('errors and exit codes', () => {
+  it('a missing file: 3, the file named on stderr (--json: an error object on stdout)', async () => {
+    const missing = join(dir, 'nope.jsonl')
+    for (const cmd of [['inspect'], ['compact'], ['convert', '--to', 'openai']]) {
+      const r = await cli([cmd[0]!, missing, ...cmd.slice(1)])
+      expect(r.code).toBe(3)
+      expect(r.stderr).toContain(missing)
+      expect(r.stderr).toContain('no such file')
+      expect(r.stdout).toBe('')
+    }
+    const j = await json(['inspect', missing], 3)
+    expect(j.error).toMatchObject({ code: 'CF_NOT_FOUND', exitCode: 3, file: missing })
+  })
+
+  it('garbage, unknown JSON, a directory, an invalid contextfold message: 3', async () => {
+    const garbage = join(dir, 'garbage.bin')
+    writeFileSync(garbage, Buffer.from([0, 1, 2, 3, 0xff, 0xfe, 0x80, 10, 0x7f]))
+    const unknown = join(dir, 'unknown.json')
+    writeFileSync(unknown, '{"hello": "world", "n": [1, 2, 3]}\n')
+    const invalid = join(dir, 'invalid.jsonl')
+    writeFileSync(invalid, '{"id":"u1","role":"user","parts":[{"type":"text","text":"no part id"}]}\n')
+    const cases: Array<[string, string]> = [
+      [garbage, 'CF_UNKNOWN_FORMAT'],
+      [unknown, 'CF_UNKNOWN_FORMAT'],
+      [dir, 'CF_IO'],
+      [invalid, 'CF_INVALID_MESSAGE'],
+    ]
+    await Promise.all(
+      cases.map(async ([file, code]) => {
+        const r = await cli(['inspect', file])
+        expect(r.code, file).toBe(3)
+        expect(r.stderr, file).toContain(file)
+        const j = await json(['inspect', file], 3)
+        expect(j.error.code, file).toBe(code)
+      }),
+    )
+    const g = await cli(['compact', garbage])
+    expect(g.stderr).toMatch(/not a transcript or session contextfold can read/)
+  })
+
+  it('bad usage: 2', async () => {
+    const cases: string[][] = [
+      ['inspect', PI, '--bogus'],
+      ['frobnicate', PI],
+      ['inspect'],
+      ['inspect', PI, '--context', 'lots'],
+      ['inspect', PI, '--context', '0'],
+      ['inspect', PI, '--tokenizer', 'gpt2'],
+      ['inspect', PI, '--top', '-1'],
+      ['convert', PI],
+      ['convert', PI, '--to', 'gemini'],
+      ['convert', PI, '--to', 'contextfold', '--out-format', 'messages'],
+      ['convert', PI, '--to', 'contextfold', '--strip-media'],
+      ['compact', PI, '--summarizer', 'magic'],
+      ['compact', PI, '--summarizer', 'openai-compatible'],
+      ['compact', PI, '--summarizer', 'openai-compatible', '--base-url', 'not a url', '--model', 'm'],
+      ['compact', PI, '--model', 'm'],
+      ['compact', PI, '--template', 'haiku'],
+      ['compact', PI, '--out-format', 'messages'],
+      ['inspect', PI, 'extra-argument'],
+    ]
+    const runs = await Promise.all(cases.map((args) => cli(args)))
+    for (const [i, args] of cases.entries()) {
+      const r = runs[i]!
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr, args.join(' ')).toMatch(/^contextfold: /)
+      expect(r.stdout, args.join(' ')).toBe('')
+    }
+    const j = await json(['inspect', PI, '--bogus'], 2)
+    expect(j.error).toMatchObject({ code: 'CF_USAGE', exitCode: 2 })
+    // No command at all: the help, on stderr, as a usage error.
+    const none = await cli([])
+    expect(none.code).toBe(2)
+    expect(none.stderr).toContain('Usage: contextfold')
+  })
+
+  it('an output file that cannot be written: 1', async () => {
+    const r = await cli(['convert', PI, '--to', 'openai', '--out', join(dir, 'no-such-dir', 'out.json')])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('cannot write')
+  })
+
+  it('--help for every command and --version', async () => {
+    const top = await cli(['--help'])
+    expect(top.code).toBe(0)
+    for (const cmd of ['inspect', 'compact', 'convert']) expect(top.stdout).toContain(cmd)
+    expect(top.stdout).toContain('Exit codes')
+    const expected: Record<string, string[]> = {
+      inspect: ['--context', '--output', '--tokenizer', '--top', '--json', '--format'],
+      compact: ['--summarizer', '--base-url', '--model', '--api-key', '--template', '--focus', '--out', '--out-format', '--json'],
+      convert: ['--to', '--out', '--out-format', '--strip-media', '--json'],
+    }
+    for (const [cmd, flags] of Object.entries(expected)) {
+      const r = await cli([cmd, '--help'])
+      expect(r.code, cmd).toBe(0)
+      expect(r.stdout).toContain(`Usage: contextfold ${cmd}`)
+      for (const f of flags) expect(r.stdout, `${cmd} ${f}`).toContain(f)
+    }
+    const v = await cli(['--version'])
+    expect(v.code).toBe(0)
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; bin: Record<string, string> }
+    expect(v.stdout.trim()).toBe(pkg.version)
+  })
+
+  it('the bin entry: dist/cli.js with a shebang, executable', async () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: Record<string, string> }
+    expect(pkg.bin).toEqual({ contextfold: 'dist/cli.js' })
+    expect(readFileSync(CLI, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true)
+    if (process.platform !== 'win32') {
+      expect(() => accessSync(CLI, constants.X_OK)).not.toThrow()
+      const r = await new Promise<Run>((resolve, reject) => {
+        const child = spawn(CLI, ['--version'], { cwd: ROOT })
+        let stdout = ''
+        child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
+        child.on('error', reject)
+        child.on('close', (code) => resolve({ code, stdout, stderr: '' }))
+      })
+      expect(r.code).toBe(0)
+      expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/)
+    }
+  })
+})
+
+describe('contextfold compact --summarizer openai-compatible (HTTP server on 127.0.0.1)', () => {
+  const server = new FakeOpenAI()
+  const fallback = server.fallback
+  beforeAll(() => server.start())
+  afterAll(() => server.close())
+  beforeEach(() => {
+    server.reset()
+    server.fallback = fallback
+  })
+  const args = (...extra: string[]) => ['compact', PI, '--context', '30000', '--summarizer', 'openai-compatible', '--base-url', server.baseURL, '--model', 'summary-model', ...extra]
+
+  it('summarizes through the endpoint: model, key, focus in the request; the answer in the summary', async () => {
+    server.fallback = { text: '## Goal\n- SUMMARY-FROM-SERVER fix the API key lookup', usage: { prompt_tokens: 900, completion_tokens: 40, total_tokens: 940 } }
+    const out = join(dir, 'http.jsonl')
+    const report = await json([...args('--api-key', 'sk-test', '--focus', 'the settings API keys', '--out', out, '--out-format', 'messages')])
+    expect(report).toMatchObject({ status: 'compacted', fallback: false, summarizer: { name: 'openai-compatible', model: 'summary-model', baseURL: server.baseURL } })
+    expect(report.summary).toContain('SUMMARY-FROM-SERVER')
+    expect(report.after.tokens).toBeLessThan(report.before.tokens)
+    expect(server.requests.length).toBeGreaterThan(0)
+    const req = server.requests[0]!
+    expect(req.path).toBe('/v1/chat/completions')
+    expect(req.body.model).toBe('summary-model')
+    expect(req.headers.authorization).toBe('Bearer sk-test')
+    expect(req.prompt).toContain('the settings API keys')
+    const summary = readFileSync(out, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Message).find((m) => m.summary)
+    expect(summary?.model).toMatchObject({ modelID: 'fake-model' })
+  })
+
+  it('the key comes from CONTEXTFOLD_API_KEY, then OPENAI_API_KEY', async () => {
+    await json(args(), 0, { env: { CONTEXTFOLD_API_KEY: 'sk-contextfold', OPENAI_API_KEY: 'sk-openai' } })
+    expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-contextfold')
+    server.reset()
+    await json(args(), 0, { env: { OPENAI_API_KEY: 'sk-openai' } })
+    expect(server.requests[0]!.headers.authorization).toBe('Bearer sk-openai')
+  })
+
+  it('an auth failure: exit 1, status failed, nothing written', async () => {
+    server.fallback = { status: 401, body: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error' } } }
+    const out = join(dir, 'auth.jsonl')
+    const report = await json(args('--api-key', 'sk-bad', '--out', out, '--out-format', 'messages'), 1)
+    expect(report.status).toBe('failed')
+    expect(report.error).toMatchObject({ code: 'CF_AUTH', status: 401 })
+    expect(report.after).toEqual(report.before)
+    expect(report.__run.stderr).toContain('CF_AUTH')
+    expect(report.__run.stderr).toContain(PI)
+    expect(existsSync(out)).toBe(false)
+    const human = await cli(args('--api-key', 'sk-bad'))
+    expect(human.code).toBe(1)
+    expect(human.stdout).toContain('failed')
+  })
+
+  it('a server error falls back to the extractive summary (exit 0), or fails with --no-fallback (exit 1)', async () => {
+    server.fallback = { status: 500, body: { error: { message: 'upstream exploded' } } }
+    const report = await json(args())
+    expect(report).toMatchObject({ status: 'compacted', fallback: true })
+    expect(report.reason).toContain('CF_SERVER')
+    expect(report.summary).toContain('Summary extracted without a model')
+    const human = await cli(args())
+    expect(human.code).toBe(0)
+    expect(human.stdout).toContain('the summarizer failed')
+
+    const strict = await json(args('--no-fallback'), 1)
+    expect(strict.status).toBe('failed')
+    expect(strict.error.code).toBe('CF_SERVER')
+  })
+
+  it('an unreachable endpoint: exit 1 with CF_NETWORK', async () => {
+    const r = await cli(['compact', PI, '--context', '30000', '--summarizer', 'openai-compatible', '--base-url', 'http://127.0.0.1:9/v1', '--model', 'm'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('CF_NETWORK')
+  })
+})

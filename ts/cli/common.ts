@@ -1,0 +1,99 @@
+// What every command shares: its options (window, tokenizer, input format, output mode), the run
+// context (colours, progress, abort signal), and reading the input into a native Session.
+import { InvalidArgumentError, Option, type Command } from 'commander'
+
+import { Session } from '../../index.js'
+import type { SessionOptions, TokenizerName } from '../../index.js'
+import { inputError } from './errors.js'
+import { colorsFor, plural, type Colors } from './format.js'
+import { INPUT_FORMATS, loadInput, type InputFormat, type LoadedInput } from './load.js'
+import { Progress } from './progress.js'
+import { parseTokens, sessionOptions, TOKENIZERS } from './session-options.js'
+
+export interface CommonFlags {
+  json?: boolean
+  context?: number
+  output?: number
+  tokenizer?: TokenizerName
+  format?: InputFormat
+  recover?: boolean
+  color?: boolean
+  progress?: boolean
+}
+
+export interface RunContext {
+  colors: Colors
+  progress: Progress
+  json: boolean
+  /** Fires on Ctrl-C. */
+  signal: AbortSignal
+}
+
+/** Commander argument parser for a token count (`30000`, `30k`); `min` is the smallest allowed. */
+export function tokensArg(min: number): (value: string) => number {
+  return (value: string) => {
+    const n = parseTokens(value)
+    if (n === undefined) throw new InvalidArgumentError('expected a number of tokens, e.g. 30000 or 30k.')
+    if (n < min) throw new InvalidArgumentError(`expected at least ${min}.`)
+    return n
+  }
+}
+
+/** Commander argument parser for a positive integer. */
+export function countArg(value: string): number {
+  const n = Number(value)
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer.')
+  return n
+}
+
+/** The options every command takes. */
+export function addCommonOptions(cmd: Command): Command {
+  return cmd
+    .option('--json', 'machine-readable output on stdout (nothing on stderr but errors)')
+    .option('--context <tokens>', "the model's context window in tokens (default: 200000, or what a session store records)", tokensArg(1))
+    .option('--output <tokens>', "the model's maximum output tokens, reserved for the answer (default: 32000, at most a quarter of --context)", tokensArg(0))
+    .addOption(new Option('--tokenizer <name>', 'how tokens are counted (default: estimate, or what a session store records)').choices(TOKENIZERS))
+    .addOption(new Option('--format <format>', 'read the input as this format instead of detecting it').choices(INPUT_FORMATS))
+    .option('--recover', 'session stores: skip corrupt lines (listed as warnings) instead of failing')
+    .option('--no-color', 'no colours (also: NO_COLOR=1)')
+    .option('--no-progress', 'no progress display on stderr')
+}
+
+export function runContext(flags: CommonFlags, signal: AbortSignal): RunContext {
+  const json = flags.json === true
+  return {
+    json,
+    colors: colorsFor(process.stdout, flags.color),
+    progress: new Progress(!json && flags.progress !== false),
+    signal,
+  }
+}
+
+export interface Opened {
+  input: LoadedInput
+  session: Session
+  options: SessionOptions
+}
+
+/** Reads `file` and builds the session the command works on. */
+export async function openSession(file: string, flags: CommonFlags, ctx: RunContext): Promise<Opened> {
+  ctx.progress.start(`Reading ${file}`)
+  const load: Parameters<typeof loadInput>[1] = { signal: ctx.signal }
+  if (flags.format !== undefined) load.format = flags.format
+  if (flags.recover) load.recover = true
+  const input = await loadInput(file, load)
+  const windowFlags: Parameters<typeof sessionOptions>[0] = {}
+  if (flags.context !== undefined) windowFlags.context = flags.context
+  if (flags.output !== undefined) windowFlags.output = flags.output
+  if (flags.tokenizer !== undefined) windowFlags.tokenizer = flags.tokenizer
+  const options = sessionOptions(windowFlags, input.sessionOptions)
+  ctx.progress.update(`Counting ${plural(input.messages.length, 'message')} of ${file}`)
+  let session: Session
+  try {
+    session = await Session.fromMessagesAsync(input.messages, options, ctx.signal)
+  } catch (e) {
+    if (ctx.signal.aborted) throw e
+    throw inputError(file, e)
+  }
+  return { input, session, options }
+}

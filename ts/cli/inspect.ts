@@ -1,0 +1,256 @@
+// `contextfold inspect <file>`: what a session holds and how full its context is, by kind; the
+// largest tool outputs; what prune would free; where a compaction would cut; import warnings.
+import { Session, turns } from '../../index.js'
+import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../../index.js'
+import { addCommonOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
+import { breakdownTotal, renderBar, renderLegend, segments } from './context-bar.js'
+import { int, pct, plural, snippet, table } from './format.js'
+import { print, printJson } from './output.js'
+import type { Command } from 'commander'
+
+export interface InspectFlags extends CommonFlags {
+  top?: number
+}
+
+export interface ToolCallCounts {
+  total: number
+  completed: number
+  error: number
+  /** Never answered (`pending` / `running`). */
+  pending: number
+  /** Output already cleared by a prune. */
+  pruned: number
+}
+
+/** `inspect --json`. */
+export interface InspectReport {
+  file: string
+  format: string
+  messages: { total: number; context: number }
+  turns: { total: number; context: number }
+  toolCalls: ToolCallCounts
+  /** Summary messages in the history. */
+  compactions: number
+  options: SessionOptions
+  window: { context: number; output?: number; usable: number }
+  usage: ContextUsage
+  breakdown: Breakdown
+  /** The breakdown's sum: the local count of the context. */
+  localTokens: number
+  largestToolOutputs: ToolOutputSize[]
+  /** What `prune()` would do now (run on a copy). */
+  prune: { tokensFreed: number; parts: number; messages: number; tokensAfter: number }
+  /** Where a compaction would cut now (`select()`): the head is summarized, the tail kept verbatim. */
+  cut: {
+    overflow: boolean
+    headEnd: number
+    headMessages: number
+    headTokens: number
+    tailMessages: number
+    tailTokens: number
+    tailStartID?: string
+  }
+  stats?: ImportStats
+  warnings: ImportWarning[]
+}
+
+export function countToolCalls(messages: readonly Message[]): ToolCallCounts {
+  const out: ToolCallCounts = { total: 0, completed: 0, error: 0, pending: 0, pruned: 0 }
+  for (const m of messages) {
+    for (const p of m.parts) {
+      if (p.type !== 'tool') continue
+      const state = (p as { state?: { status?: string; compactedAt?: number } }).state
+      out.total++
+      if (state?.status === 'completed') out.completed++
+      else if (state?.status === 'error') out.error++
+      else out.pending++
+      if (state?.compactedAt !== undefined) out.pruned++
+    }
+  }
+  return out
+}
+
+/** What a message starts with, for a one-line preview: its text, else its first tool call or reasoning. */
+function preview(m: Message): string {
+  const text = m.parts.find((p) => p.type === 'text' && typeof p.text === 'string' && p.text.trim())
+  if (text) return JSON.stringify(snippet((text as { text: string }).text, 50))
+  const tool = m.parts.find((p) => p.type === 'tool')
+  if (tool) return `${String((tool as { tool?: unknown }).tool)} call`
+  return m.parts.some((p) => p.type === 'reasoning') ? 'reasoning' : m.parts[0]?.type ?? 'empty'
+}
+
+export async function inspectReport(file: string, flags: InspectFlags, ctx: RunContext): Promise<{ report: InspectReport; context: Message[] }> {
+  const { input, session } = await openSession(file, flags, ctx)
+  ctx.progress.update(`Inspecting ${file}`)
+  const usage = session.usage()
+  const breakdown = session.breakdown()
+  const context = session.context()
+  const sel = session.select()
+  const options = session.options
+
+  ctx.progress.update(`Pruning a copy of ${file}`)
+  const copy = await Session.fromMessagesAsync(input.messages, options, ctx.signal)
+  const pruned = copy.prune()
+
+  const localTokens = breakdownTotal(breakdown)
+  const headTokens = Math.max(0, localTokens - sel.tailTokens)
+  const window: InspectReport['window'] = { context: options.model.limit.context, usable: usage.usable }
+  if (options.model.limit.output !== undefined) window.output = options.model.limit.output
+  const cut: InspectReport['cut'] = {
+    overflow: session.isOverflow(),
+    headEnd: sel.headEnd,
+    headMessages: sel.headEnd,
+    headTokens,
+    tailMessages: context.length - sel.headEnd,
+    tailTokens: sel.tailTokens,
+  }
+  if (sel.tailStartID !== undefined) cut.tailStartID = sel.tailStartID
+  const report: InspectReport = {
+    file,
+    format: input.format,
+    messages: { total: input.messages.length, context: context.length },
+    turns: { total: turns(input.messages).length, context: session.turns().length },
+    toolCalls: countToolCalls(input.messages),
+    compactions: input.messages.filter((m) => m.summary === true).length,
+    options,
+    window,
+    usage,
+    breakdown,
+    localTokens,
+    largestToolOutputs: session.largestToolOutputs(flags.top ?? 10),
+    prune: {
+      tokensFreed: pruned.tokensFreed,
+      parts: pruned.prunedPartIDs.length,
+      messages: new Set(pruned.messageIDs).size,
+      tokensAfter: copy.usage().tokens,
+    },
+    cut,
+    warnings: input.warnings,
+  }
+  if (input.stats) report.stats = input.stats
+  return { report, context }
+}
+
+const SOURCE: Record<ContextUsage['source'], string> = {
+  usage: 'provider-reported usage',
+  estimate: 'local count',
+  mixed: 'provider usage + local count',
+}
+
+export function renderInspect(r: InspectReport, context: readonly Message[], ctx: RunContext, width: number): string[] {
+  const c = ctx.colors
+  const out: string[] = []
+  const w = r.window.context
+  const head = (s: string) => c.bold(s)
+  const tierColor = (tier: ContextUsage['tier']) => (tier === 'compact' ? c.red : tier === 'prune' ? c.yellow : tier === 'notice' ? c.yellow : c.green)
+
+  out.push(head(r.file))
+  const stats = r.stats
+  const formatNote = stats
+    ? c.dim(` (${plural(stats.records, 'record')}; ${int(stats.merged)} merged, ${int(stats.skipped)} skipped, ${int(stats.offBranch)} off-branch)`)
+    : ''
+  const tc = r.toolCalls
+  const toolNote = [tc.error ? `${int(tc.error)} failed` : '', tc.pending ? `${int(tc.pending)} unanswered` : '', tc.pruned ? `${int(tc.pruned)} pruned` : '']
+    .filter(Boolean)
+    .join(', ')
+  out.push(
+    ...table([
+      ['format', `${r.format}${formatNote}`],
+      ['messages', `${int(r.messages.total)}${r.messages.context !== r.messages.total ? `, ${int(r.messages.context)} in context` : ''}`],
+      ['turns', `${int(r.turns.total)}${r.turns.context !== r.turns.total ? `, ${int(r.turns.context)} in context` : ''}`],
+      ['tool calls', `${int(tc.total)}${toolNote ? ` (${toolNote})` : ''}`],
+      ...(r.compactions ? [['compactions', int(r.compactions)]] : []),
+      ['tokenizer', r.options.tokenizer ?? 'default'],
+    ]),
+  )
+
+  // The window.
+  out.push('')
+  const u = r.usage
+  const tier = tierColor(u.tier)
+  out.push(
+    `${head('Context')}  ${int(u.tokens)} / ${int(w)} tokens (${pct(u.tokens, w)})  ${c.dim('·')}  usable ${int(u.usable)}  ${c.dim('·')}  ` +
+      `pressure ${tier(`${u.pressure.toFixed(2)} ${u.tier}`)}  ${c.dim(`· ${SOURCE[u.source]}`)}`,
+  )
+  const segs = segments(r.breakdown, u, w, width)
+  out.push(`  ${renderBar(segs, c)}`)
+  out.push(...renderLegend(segs, w, c))
+
+  // Largest tool outputs.
+  out.push('')
+  if (r.largestToolOutputs.length === 0) out.push(`${head('Largest tool outputs')}  ${c.dim('none in the context')}`)
+  else {
+    out.push(head('Largest tool outputs'))
+    out.push(
+      ...table(
+        [
+          [c.dim('tokens'), c.dim('tool'), c.dim('message'), c.dim('part')],
+          ...r.largestToolOutputs.map((t) => [int(t.tokens), t.tool + (t.pruned ? c.dim(' (pruned)') : ''), t.messageID, c.dim(t.partID)]),
+        ],
+        new Set([0]),
+      ),
+    )
+  }
+
+  // Prune.
+  out.push('')
+  const p = r.prune
+  const cfg = r.options.compaction ?? {}
+  if (p.parts > 0) {
+    out.push(
+      `${head('Prune')}  would free ${c.bold(int(p.tokensFreed))} tokens from ${plural(p.parts, 'tool output')} in ${plural(p.messages, 'message')} ` +
+        `(${int(u.tokens)} → ${int(p.tokensAfter)} tokens)`,
+    )
+  } else {
+    out.push(
+      `${head('Prune')}  nothing to clear ${c.dim(
+        `(keeps the last 2 turns and the newest ${int(cfg.pruneProtect ?? 40_000)} tokens of tool output; clears only more than ${int(cfg.pruneMinimum ?? 20_000)})`,
+      )}`,
+    )
+  }
+
+  // The cut.
+  out.push('')
+  const cut = r.cut
+  out.push(`${head('Compaction')} at a ${int(w)}-token window`)
+  const overflow = cut.overflow ? c.red(`yes: ${int(u.tokens)} ≥ ${int(u.usable)} usable`) : c.green(`no: ${int(u.tokens)} < ${int(u.usable)} usable`)
+  const tailMsg = context[cut.headEnd]
+  const tailFrom = tailMsg ? ` from ${tailMsg.id} ${c.dim(`(${tailMsg.role}: ${preview(tailMsg)})`)}` : ''
+  out.push(
+    ...table([
+      ['overflows', overflow],
+      ['summarized', cut.headMessages > 0 ? `${plural(cut.headMessages, 'message')}, ${int(cut.headTokens)} tokens` : c.dim('nothing to summarize')],
+      ['kept verbatim', `${plural(cut.tailMessages, 'message')}, ${int(cut.tailTokens)} tokens${tailFrom}`],
+    ]),
+  )
+
+  // Warnings.
+  if (r.warnings.length > 0) {
+    out.push('')
+    out.push(head(`Warnings (${int(r.warnings.length)})`))
+    const shown = r.warnings.slice(0, 20)
+    for (const wn of shown) out.push(`  ${c.yellow(wn.line > 0 ? `line ${wn.line}` : 'input')}: ${wn.message}`)
+    if (r.warnings.length > shown.length) out.push(c.dim(`  … and ${int(r.warnings.length - shown.length)} more (--json lists them all)`))
+  }
+  return out
+}
+
+export function registerInspect(program: Command, run: (action: (ctx: RunContext) => Promise<void>, flags: CommonFlags) => Promise<void>): void {
+  const cmd = program
+    .command('inspect')
+    .description('show what a session holds: tokens by kind against the window, largest tool outputs, what prune would free, where compaction would cut, import warnings')
+    .argument('<file>', 'a transcript (Claude Code, Codex, pi, opencode, ...), contextfold messages (JSONL) or a session store; - reads stdin')
+    .option('--top <n>', 'how many of the largest tool outputs to list (default: 10)', countArg)
+  addCommonOptions(cmd).action(async (file: string, flags: InspectFlags) => {
+    await run(async (ctx) => {
+      const { report, context } = await inspectReport(file, flags, ctx)
+      ctx.progress.stop()
+      if (ctx.json) printJson(report)
+      else {
+        const columns = process.stdout.isTTY ? process.stdout.columns || 80 : 80
+        const width = Math.max(20, Math.min(60, columns - 4))
+        for (const line of renderInspect(report, context, ctx, width)) print(line)
+      }
+    }, flags)
+  })
+}
