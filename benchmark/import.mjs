@@ -8,7 +8,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { median, msSince, now } from './timing.mjs'
+import { timeMedian } from './timing.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
@@ -24,16 +24,6 @@ const files = readdirSync(CORPUS, { withFileTypes: true })
   .sort((a, b) => b.bytes - a.bytes)
   .slice(0, LARGEST)
 
-function time(fn) {
-  fn()
-  const ms = []
-  for (let i = 0; i < RUNS; i++) {
-    const t0 = now()
-    fn()
-    ms.push(msSince(t0))
-  }
-  return median(ms)
-}
 
 function jsParse(path) {
   const text = readFileSync(path, 'utf8')
@@ -54,8 +44,8 @@ let totalMs = 0
 for (const { f, bytes } of files) {
   const path = join(CORPUS, f)
   const r = importTranscript(path)
-  const ms = time(() => importTranscript(path))
-  const jsMs = time(() => jsParse(path))
+  const ms = timeMedian(() => importTranscript(path), RUNS)
+  const jsMs = timeMedian(() => jsParse(path), RUNS)
   totalBytes += bytes
   totalMs += ms
   rows.push({ f, format: r.format, mb: bytes / 1e6, messages: r.messages.length, ms, jsMs })

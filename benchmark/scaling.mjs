@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { median, msSince, now, log } from './timing.mjs'
+import { msSince, now, log, timeMedian } from './timing.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const { Session } = createRequire(import.meta.url)(join(here, '..', 'index.js'))
@@ -29,16 +29,6 @@ function history(n) {
   return out.slice(0, n)
 }
 
-function time(fn, rounds = 5) {
-  fn()
-  const xs = []
-  for (let r = 0; r < rounds; r++) {
-    const t0 = now()
-    fn()
-    xs.push(msSince(t0))
-  }
-  return median(xs)
-}
 
 const CALLS = {
   'append + usage + isOverflow': (s, n) => {
@@ -89,7 +79,7 @@ for (const n of SIZES) {
   log(`${n} messages built in ${build.at(-1).toFixed(0)} ms`)
   for (const row of rows) {
     const s = row.name.startsWith('append') || row.name.startsWith('prune') ? Session.fromMessages(msgs, OPTS) : base
-    row.ms.push(time(CALLS[row.name](s, n, msgs)))
+    row.ms.push(timeMedian(CALLS[row.name](s, n, msgs), 5))
   }
 }
 

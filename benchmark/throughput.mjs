@@ -3,7 +3,7 @@
 import { createRequire } from 'node:module'
 import { corpusChunks } from './corpus-text.mjs'
 import { COUNTERS } from './tokenizers.mjs'
-import { now, msSince, median, log, isMain } from './timing.mjs'
+import { now, msSince, median, log, isMain, timeMedian } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
 const cf = require('../index.js')
@@ -78,16 +78,6 @@ function disagreements(counters, chunks) {
   return out
 }
 
-function timeRounds(fn, rounds) {
-  fn()
-  const times = []
-  for (let i = 0; i < rounds; i++) {
-    const t0 = now()
-    fn()
-    times.push(msSince(t0))
-  }
-  return median(times)
-}
 
 export async function runThroughput() {
   // Chunks take the shuffled strings in order, so the leading ones and the rest share no string.
@@ -124,11 +114,11 @@ export async function runThroughput() {
     }
     return median(times)
   })()
-  const syncLargeMs = timeRounds(() => cf.countTokens(large, 'o200k'), 3)
+  const syncLargeMs = timeMedian(() => cf.countTokens(large, 'o200k'), 3)
 
   // The tokenizer-free estimate, per chunk like the exact counters.
   let estimateTotal = 0
-  const estimateMs = timeRounds(() => {
+  const estimateMs = timeMedian(() => {
     estimateTotal = 0
     for (const c of chunks) estimateTotal += cf.estimateTokens(c)
   }, MAX_ROUNDS)

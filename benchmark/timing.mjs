@@ -15,3 +15,15 @@ export const log = (...args) => console.error(...args)
 
 /** True when this module is the script node was started with (so it may also be imported). */
 export const isMain = (url) => Boolean(process.argv[1]) && url === pathToFileURL(process.argv[1]).href
+
+/** Median ms of `rounds` calls of `fn`, after one warm-up call. */
+export function timeMedian(fn, rounds) {
+  fn()
+  const ms = []
+  for (let i = 0; i < rounds; i++) {
+    const t0 = now()
+    fn()
+    ms.push(msSince(t0))
+  }
+  return median(ms)
+}

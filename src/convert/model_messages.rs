@@ -143,16 +143,8 @@ where
 }
 
 fn system(m: &Message, out: &mut Vec<ModelMessage<'_>>) {
-    let text: Vec<&str> = m
-        .parts
-        .iter()
-        .filter_map(|p| match p {
-            Part::Text(t) if !t.text.is_empty() => Some(t.text.as_str()),
-            _ => None,
-        })
-        .collect();
-    if !text.is_empty() {
-        out.push(ModelMessage::System { content: text.join("\n") });
+    if let Some(content) = m.text() {
+        out.push(ModelMessage::System { content });
     }
 }
 

@@ -148,6 +148,19 @@ impl Message {
         self.tokens.as_ref().filter(|u| u.context_tokens() > 0)
     }
 
+    /// Its non-empty text parts, joined by newlines (`None` when there are none).
+    pub fn text(&self) -> Option<String> {
+        let text: Vec<&str> = self
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Text(t) if !t.text.is_empty() => Some(t.text.as_str()),
+                _ => None,
+            })
+            .collect();
+        (!text.is_empty()).then(|| text.join("\n"))
+    }
+
     /// Tool parts whose calls never got an answer.
     pub fn has_open_tool_calls(&self) -> bool {
         self.parts.iter().any(

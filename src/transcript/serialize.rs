@@ -21,16 +21,8 @@ pub fn serialize_message(m: &Message) -> Option<String> {
     match m.role {
         Role::User | Role::System => {
             let label = if m.role == Role::User { "[User]: " } else { "[System]: " };
-            let text: Vec<&str> = m
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text(t) if !t.text.is_empty() => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            if !text.is_empty() {
-                lines.push(format!("{label}{}", escape(&text.join("\n"))));
+            if let Some(text) = m.text() {
+                lines.push(format!("{label}{}", escape(&text)));
             }
             lines.extend(m.parts.iter().filter_map(|p| match p {
                 Part::File(f) => Some(attached(f)),
