@@ -1,0 +1,51 @@
+// Adversarial sizes: a 200 MB tool output and a session of 1,000,000 parts are handled, within
+// bounded memory, without crashing or hanging the process.
+import { describe, expect, it } from 'vitest'
+
+import { Session } from '../index.js'
+import type { Message } from '../index.js'
+
+const OPTS = { model: { limit: { context: 200_000, output: 32_000 } }, tokenizer: 'estimate' as const }
+
+describe('adversarial sizes', () => {
+  it('a 200 MB tool output is counted, truncated for the model, and pruned', () => {
+    const output = 'x'.repeat(200 * 1024 * 1024)
+    const s = new Session({ ...OPTS, compaction: { pruneProtect: 0, pruneMinimum: 0 } })
+    s.append({ id: 'u1', role: 'user', parts: [{ type: 'text', id: 'u1t', text: 'dump it' }] })
+    s.append({
+      id: 'a1', role: 'assistant', finish: 'tool-calls',
+      parts: [{ type: 'tool', id: 'big', callID: 'c1', tool: 'bash', state: { status: 'completed', input: { cmd: 'cat' }, output } }],
+    })
+    for (const id of ['u2', 'u3']) s.append({ id, role: 'user', parts: [{ type: 'text', id: `${id}t`, text: 'next' }] })
+    const before = s.usage()
+    expect(before.tokens).toBeGreaterThan(1_000_000)
+    expect(before.tier).toBe('compact')
+
+    const out = s.toModelMessages({ toolOutputMaxChars: 1_000 })
+    const result = out.find((m) => m.role === 'tool')!
+    const value = (result.content[0]!.output as { value: string }).value
+    expect(value.length).toBeLessThan(1_100)
+    expect(value).toContain(`omitted ${output.length - 1_000} chars`)
+
+    const pruned = s.prune()
+    expect(pruned.prunedPartIDs).toEqual(['big'])
+    expect(s.usage().tokens).toBeLessThan(100)
+  }, 120_000)
+
+  it('a session of 1,000,000 parts loads, answers per-turn queries and prunes', () => {
+    const messages: Message[] = []
+    for (let i = 0; i < 10_000; i++) {
+      const parts = Array.from({ length: 100 }, (_, k) => ({ type: 'text' as const, id: `p${i}-${k}`, text: 'ok' }))
+      messages.push({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', finish: i % 2 ? 'stop' : undefined, parts })
+    }
+    const s = Session.fromMessages(messages, OPTS)
+    expect(s.length).toBe(10_000)
+    const u = s.usage()
+    expect(u.source).toBe('estimate')
+    expect(u.tokens).toBeGreaterThan(1_000_000)
+    s.append({ id: 'last', role: 'user', parts: [{ type: 'text', id: 'lt', text: 'one more' }] })
+    expect(s.usage().tokens).toBeGreaterThan(u.tokens)
+    expect(s.select().tailStartID).toBeDefined()
+    expect(s.prune().prunedPartIDs).toEqual([])
+  }, 120_000)
+})
