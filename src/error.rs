@@ -14,6 +14,18 @@ pub enum Code {
     NotFound,
     /// The caller aborted the operation.
     Aborted,
+    /// A session file has a line that is not a valid entry (line number and byte offset given).
+    CorruptSession,
+    /// Another writer holds the session file's lock.
+    SessionLocked,
+    /// The session file does not exist (and `create: false`, or a read-only open).
+    SessionNotFound,
+    /// A write was attempted on a store opened with `readOnly: true`.
+    ReadOnly,
+    /// The store was closed.
+    StoreClosed,
+    /// The operating system refused a file operation (permissions, disk full, ...).
+    Io,
     /// A Rust panic was caught at the boundary: a bug, never the caller's fault.
     Internal,
 }
@@ -26,6 +38,12 @@ impl Code {
             Code::DuplicateId => "CF_DUPLICATE_ID",
             Code::NotFound => "CF_NOT_FOUND",
             Code::Aborted => "CF_ABORTED",
+            Code::CorruptSession => "CF_CORRUPT_SESSION",
+            Code::SessionLocked => "CF_SESSION_LOCKED",
+            Code::SessionNotFound => "CF_SESSION_NOT_FOUND",
+            Code::ReadOnly => "CF_READ_ONLY",
+            Code::StoreClosed => "CF_STORE_CLOSED",
+            Code::Io => "CF_IO",
             Code::Internal => "CF_INTERNAL",
         }
     }

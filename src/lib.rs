@@ -8,6 +8,7 @@ pub mod error;
 pub mod model;
 pub mod policy;
 pub mod session;
+pub mod store;
 pub mod tokens;
 pub mod transcript;
 
