@@ -49,7 +49,7 @@ pub struct Header {
     /// The session id.
     pub id: String,
     /// Creation time, epoch ms.
-    pub created: f64,
+    pub created: u64,
     /// The `SessionOptions` given when the file was created, as they were given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<Value>,
@@ -302,7 +302,7 @@ mod tests {
             parse_message(json!({"id": "m1", "role": "user", "parts": [{"type": "text", "id": "p", "text": "a\nb"}]}))
                 .unwrap();
         let lines = [
-            encode_header(&Header { version: VERSION, id: "s".into(), created: 1.0, session: None }),
+            encode_header(&Header { version: VERSION, id: "s".into(), created: 1, session: None }),
             encode_message(&m),
             encode_update(&m, true),
             encode_prune(&PruneRecord::default()),

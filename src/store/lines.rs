@@ -226,7 +226,7 @@ mod tests {
     }
 
     fn header() -> Vec<u8> {
-        encode_header(&Header { version: VERSION, id: "s".into(), created: 0.0, session: None })
+        encode_header(&Header { version: VERSION, id: "s".into(), created: 0, session: None })
     }
 
     fn compaction(line: u64) -> Vec<u8> {
