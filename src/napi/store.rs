@@ -104,7 +104,7 @@ impl SessionStore {
     /// A `Session` with what the context needs, read tail-first: its `context()` is what the
     /// whole history shows. Options: the given ones, else `open`'s `session`, else the header's.
     #[napi]
-    pub fn load(&self, #[napi(ts_arg_type = "SessionOptions")] options: Option<Json>) -> Result<Session> {
+    pub fn load(&mut self, #[napi(ts_arg_type = "SessionOptions")] options: Option<Json>) -> Result<Session> {
         guard(|| {
             let opts = load_options(raw("options", options)?)?;
             Ok(Session::wrap(self.inner.load(opts, &|| false)?))
@@ -114,26 +114,30 @@ impl SessionStore {
     /// `load` off the JS thread; an aborted `signal` rejects with `CF_ABORTED`.
     #[napi(ts_return_type = "Promise<Session>")]
     pub fn load_async(
-        &self,
+        &mut self,
         env: Env,
         #[napi(ts_arg_type = "SessionOptions")] options: Option<Json>,
         #[napi(ts_arg_type = "AbortSignal")] signal: Option<Unknown>,
     ) -> Result<AsyncTask<LoadTask>> {
         guard(|| {
             let abort = AbortFlag::follow(&env, signal)?;
-            Ok(AsyncTask::new(LoadTask { loader: self.inner.loader(), options: raw("options", options)?, abort }))
+            Ok(AsyncTask::new(LoadTask {
+                loader: self.inner.loader_for_async(),
+                options: raw("options", options)?,
+                abort,
+            }))
         })
     }
 
     /// Every message in the file, hidden ones included, each in its latest version.
     #[napi(ts_return_type = "Message[]")]
-    pub fn load_all<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+    pub fn load_all<'env>(&mut self, env: &'env Env) -> Result<Unknown<'env>> {
         guard(|| to_js(env, &self.inner.load_all()?))
     }
 
     /// Writes every message as plain JSONL (one message per line) to `path`; returns how many.
     #[napi]
-    pub fn export(&self, path: Text) -> Result<u32> {
+    pub fn export(&mut self, path: Text) -> Result<u32> {
         guard(|| Ok(self.inner.export(std::path::Path::new(&path.get("path")?))? as u32))
     }
 

@@ -250,7 +250,7 @@ pub struct Scanned {
 }
 
 /// Bytes read per step of the scan.
-const CHUNK: u64 = 4 << 20;
+const CHUNK: u64 = 1 << 20;
 
 /// Reads every line of `[body, end)`, skipping message contents. `cancel` stops it early.
 pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Scanned> {
@@ -266,7 +266,10 @@ pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Sca
         let mut buf = std::mem::take(&mut carry);
         buf.extend_from_slice(&read_region(file, pos, hi)?);
         let mut used = 0usize;
-        for (loc, line) in split(&buf, base) {
+        for (k, (loc, line)) in split(&buf, base).enumerate() {
+            if k % 64 == 63 && cancel.load(Ordering::Relaxed) {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "closed"));
+            }
             used = (loc.offset - base.offset) as usize + line.len() + 1;
             out.lines += 1;
             if let Err(problem) = scan_line(&mut out, loc, line) {

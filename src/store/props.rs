@@ -156,7 +156,7 @@ fn run(ops: &[Op]) {
             }
         }
         // The file on disk is always what was applied in memory.
-        let reader = SessionStore::open(&path, OpenOptions { read_only: true, ..Default::default() }).unwrap();
+        let mut reader = SessionStore::open(&path, OpenOptions { read_only: true, ..Default::default() }).unwrap();
         assert_eq!(reader.load_all().unwrap(), model.messages);
         let loaded = reader.loader().unwrap().context_messages().unwrap();
         assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);

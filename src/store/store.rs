@@ -334,7 +334,7 @@ impl SessionStore {
                 if l.torn() {
                     loader.warnings.add([torn_tail(&file, &path, &l)?]);
                 }
-                let writer = Writer::existing(&path, file, lock, &l, opts.durability)?;
+                let writer = Writer::existing(&path, file, lock, &l, opts.durability);
                 (l.header, writer)
             }
         };
@@ -410,16 +410,33 @@ impl SessionStore {
         Ok(self.loader.clone())
     }
 
-    pub fn load(&self, opts: Option<SessionOptions>, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
-        self.loader()?.history(opts, aborted)
+    /// A writer indexes its file once the first load is done (or at its first write).
+    fn loaded<T>(&mut self, out: Result<T>) -> Result<T> {
+        if let Some(w) = self.writer.as_mut() {
+            w.start_index();
+        }
+        out
     }
 
-    pub fn load_all(&self) -> Result<Vec<Message>> {
-        self.loader()?.all_messages()
+    pub fn load(&mut self, opts: Option<SessionOptions>, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
+        let out = self.loader().and_then(|l| l.history(opts, aborted));
+        self.loaded(out)
     }
 
-    pub fn export(&self, to: &Path) -> Result<usize> {
-        self.loader()?.export(to)
+    pub fn load_all(&mut self) -> Result<Vec<Message>> {
+        let out = self.loader().and_then(|l| l.all_messages());
+        self.loaded(out)
+    }
+
+    pub fn export(&mut self, to: &Path) -> Result<usize> {
+        let out = self.loader().and_then(|l| l.export(to));
+        self.loaded(out)
+    }
+
+    /// What loads need, for running them on another thread (a writer starts indexing now).
+    pub fn loader_for_async(&mut self) -> Result<Loader> {
+        let out = self.loader();
+        self.loaded(out)
     }
 
     pub fn warnings(&self) -> Vec<Warning> {

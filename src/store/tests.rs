@@ -115,7 +115,7 @@ fn tmp() -> (tempfile::TempDir, PathBuf) {
 /// Checks that a tail-first load of `path` shows what a full load shows, and whether it read only
 /// part of the file.
 fn check_equivalent(path: &Path) -> bool {
-    let store = reader(path);
+    let mut store = reader(path);
     let all = store.load_all().unwrap();
     let loaded = store.loader().unwrap().context_messages().unwrap();
     assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
@@ -150,7 +150,7 @@ fn messages_round_trip_with_updates_and_prunes() {
     assert!(t.is_pruned());
     assert_eq!(visible(&s.load(None, &|| false).unwrap()), all);
     s.close().unwrap();
-    let r = reader(&path);
+    let mut r = reader(&path);
     assert_eq!(r.id(), Some(id.as_str()));
     assert_eq!(r.load_all().unwrap(), all);
     assert!(r.warnings().is_empty());
@@ -208,7 +208,7 @@ fn one_writer_at_a_time_and_readers_never_wait() {
     w.append(&user("u1", "x")).unwrap();
     let e = SessionStore::open(&path, OpenOptions::default()).err().unwrap();
     assert_eq!(e.code, Code::SessionLocked);
-    let r = reader(&path);
+    let mut r = reader(&path);
     assert_eq!(ids(&r.load_all().unwrap()), ["u1"]);
     let mut r = r;
     assert_eq!(r.append(&user("u2", "x")).unwrap_err().code, Code::ReadOnly);
@@ -231,7 +231,7 @@ fn a_torn_last_line_is_ignored_reported_and_cut_by_the_next_append() {
     w.close().unwrap();
     let good = std::fs::read(&path).unwrap();
     append_raw(&path, b"{\"type\":\"message\",\"message\":{\"id\":\"u3\",\"ro");
-    let r = reader(&path);
+    let mut r = reader(&path);
     assert_eq!(ids(&r.load_all().unwrap()), ["u1", "u2"]);
     let warnings = r.warnings();
     assert_eq!(warnings.len(), 1, "{warnings:?}");
@@ -248,7 +248,7 @@ fn a_torn_last_line_is_ignored_reported_and_cut_by_the_next_append() {
     for l in text.lines() {
         serde_json::from_str::<Value>(l).unwrap();
     }
-    let r = reader(&path);
+    let mut r = reader(&path);
     assert_eq!(ids(&r.load_all().unwrap()), ["u1", "u2", "u3"]);
     assert!(r.warnings().is_empty());
 }
@@ -257,7 +257,7 @@ fn a_torn_last_line_is_ignored_reported_and_cut_by_the_next_append() {
 fn a_torn_header_is_rewritten_by_a_writer() {
     let (_d, path) = tmp();
     std::fs::write(&path, b"{\"type\":\"header\",\"vers").unwrap();
-    let r = reader(&path);
+    let mut r = reader(&path);
     assert!(r.load_all().unwrap().is_empty());
     assert_eq!(r.warnings()[0].line, 1);
     let mut w = writer(&path);
@@ -282,7 +282,7 @@ fn a_corrupt_middle_line_names_its_line_and_recover_skips_it() {
     assert!(e.message.contains(&format!("line 3 (byte {offset})")), "{}", e.message);
     assert!(e.message.contains("missing field `role`"), "{}", e.message);
     assert_eq!(reader(&path).load(None, &|| false).unwrap_err().code, Code::CorruptSession);
-    let r = recovering(&path);
+    let mut r = recovering(&path);
     assert_eq!(ids(&r.load_all().unwrap()), ["u1", "u2"]);
     let w = r.warnings();
     assert_eq!(w.iter().map(|w| w.line).collect::<Vec<_>>(), [3, 4]);
@@ -301,7 +301,7 @@ fn unknown_entry_types_are_skipped_with_a_warning() {
     w.append(&user("u1", "x")).unwrap();
     w.close().unwrap();
     append_raw(&path, b"{\"type\":\"label\",\"target\":\"u1\"}\n");
-    let r = reader(&path);
+    let mut r = reader(&path);
     assert_eq!(ids(&r.load_all().unwrap()), ["u1"]);
     assert_eq!(r.warnings()[0].line, 3);
 }
@@ -394,7 +394,7 @@ fn tail_first_loads_match_full_loads_with_heads_patches_and_updates() {
     w.update(&user("u3", "hidden edited")).unwrap();
     w.append(&assistant("a-end", "end")).unwrap();
     assert!(check_equivalent(&path));
-    let r = reader(&path);
+    let mut r = reader(&path);
     let loaded = r.loader().unwrap().context_messages().unwrap();
     let all = r.load_all().unwrap();
     assert!(loaded.messages.len() < all.len() / 3);
@@ -432,7 +432,7 @@ fn tail_first_loads_do_not_read_the_hidden_part() {
     w.append(&summary("s", "r", true)).unwrap();
     w.append(&user("u20", "after")).unwrap();
     w.close().unwrap();
-    let r = reader(&path);
+    let mut r = reader(&path);
     let h = r.load(Some(opts()), &|| false).unwrap();
     assert_eq!(ids(&visible(&h)), ["r", "s", "u15", "u16", "u17", "u18", "u19", "u20"]);
     assert!(r.warnings().is_empty());
@@ -458,12 +458,12 @@ fn a_stale_compaction_entry_falls_back_to_a_full_load_and_is_repaired() {
     // The second summary reaches the file; no compaction entry follows it.
     append_raw(&path, &super::format::encode_message(&summary("s2", "r2", true)));
     assert!(check_equivalent(&path));
-    let r = reader(&path);
+    let mut r = reader(&path);
     assert_eq!(ids(&visible(&r.load(None, &|| false).unwrap()))[..2], ["r2", "s2"]);
     assert!(r.warnings().is_empty());
     // Now the summary is marked failed, and the writer dies before the entry.
     append_raw(&path, &super::format::encode_update(&summary("s2", "r2", false), true));
-    let r = reader(&path);
+    let mut r = reader(&path);
     let all = r.load_all().unwrap();
     let h = r.load(None, &|| false).unwrap();
     assert_eq!(visible(&h), full_view(all));
@@ -520,7 +520,7 @@ fn messages_larger_than_the_scan_blocks_load() {
     }
     assert!(check_equivalent(&path));
     append_raw(&path, big.as_bytes());
-    let r = reader(&path);
+    let mut r = reader(&path);
     let h = r.load(None, &|| false).unwrap();
     assert_eq!(ids(&visible(&h)), ["r", "s", "t4", "t5", "t6", "t7", "t8"]);
     assert_eq!(r.warnings().len(), 1);

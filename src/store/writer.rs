@@ -2,9 +2,9 @@
 //! durability policy says, and a compaction entry follows whenever the newest completed
 //! compaction changes.
 //!
-//! Opening a file for writing does not read it: a thread indexes it in the background (ids and
-//! compaction structure, message contents skipped) while the caller loads; the first write waits
-//! for it.
+//! Opening a file for writing does not read it: a thread indexes it (ids and compaction structure,
+//! message contents skipped) in the background, started once the caller's first load is done (so
+//! it does not compete with it) or by the first write, which waits for it.
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -24,6 +24,8 @@ use crate::error::{CfError, Code, Result};
 use crate::model::Message;
 
 enum Known {
+    /// The index scan has not started yet.
+    Unread(Layout),
     Scanning {
         handle: JoinHandle<io::Result<Scanned>>,
         cancel: Arc<AtomicBool>,
@@ -76,16 +78,9 @@ impl Writer {
         }
     }
 
-    /// A writer for an existing file; its index is built in the background.
-    pub fn existing(path: &Path, file: File, lock: WriterLock, layout: &Layout, policy: Durability) -> Result<Writer> {
-        let reader = File::open(path).map_err(|e| super::io_error(path, "cannot open", &e))?;
-        let cancel = Arc::new(AtomicBool::new(false));
-        let (stop, layout_copy) = (cancel.clone(), layout.clone());
-        let handle = std::thread::Builder::new()
-            .name("contextfold-index".into())
-            .spawn(move || scan(&reader, &layout_copy, &stop))
-            .map_err(|e| super::io_error(path, "cannot start the index thread", &e))?;
-        Ok(Writer {
+    /// A writer for an existing file; its index is built in the background (see `start_index`).
+    pub fn existing(path: &Path, file: File, lock: WriterLock, layout: &Layout, policy: Durability) -> Writer {
+        Writer {
             path: path.to_path_buf(),
             file,
             _lock: lock,
@@ -94,14 +89,33 @@ impl Writer {
             lines: 0,
             sync: SyncState::new(policy),
             must_sync: false,
-            known: Known::Scanning { handle, cancel },
+            known: Known::Unread(layout.clone()),
             warnings: Vec::new(),
-        })
+        }
+    }
+
+    /// Starts indexing the file in the background, if not started yet.
+    pub fn start_index(&mut self) {
+        let Known::Unread(layout) = &self.known else {
+            return;
+        };
+        let layout = layout.clone();
+        let path = self.path.clone();
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = cancel.clone();
+        let started = File::open(&path).and_then(|reader| {
+            std::thread::Builder::new().name("contextfold-index".into()).spawn(move || scan(&reader, &layout, &stop))
+        });
+        self.known = match started {
+            Ok(handle) => Known::Scanning { handle, cancel },
+            Err(e) => Known::Failed(super::io_error(&path, "cannot index", &e)),
+        };
     }
 
     /// Waits for the index; then makes sure the latest compaction entry describes the file (a
     /// crash between a summary and its compaction entry leaves it behind).
     fn ready(&mut self) -> Result<()> {
+        self.start_index();
         match std::mem::replace(&mut self.known, Known::Closed) {
             Known::Scanning { handle, .. } => {
                 let scanned = handle
@@ -134,6 +148,7 @@ impl Writer {
                 return Err(CfError::new(Code::StoreClosed, format!("{}: the store is closed", self.path.display())))
             }
             ready @ Known::Ready { .. } => self.known = ready,
+            Known::Unread(_) => unreachable!("start_index ran"),
         }
         Ok(())
     }
