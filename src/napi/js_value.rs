@@ -201,6 +201,11 @@ pub unsafe fn to_js(env: sys::napi_env, v: &Value) -> Result<sys::napi_value, St
             let f = n.as_f64().unwrap_or(0.0);
             check(unsafe { sys::napi_create_double(env, f, &mut out) }, "a number")?
         }
+        // ASCII (most text and tool output) is also Latin-1, which V8 copies without decoding.
+        Value::String(s) if s.is_ascii() => check(
+            unsafe { sys::napi_create_string_latin1(env, s.as_ptr().cast(), s.len() as isize, &mut out) },
+            "a string",
+        )?,
         Value::String(s) => check(
             unsafe { sys::napi_create_string_utf8(env, s.as_ptr().cast(), s.len() as isize, &mut out) },
             "a string",
@@ -217,10 +222,8 @@ pub unsafe fn to_js(env: sys::napi_env, v: &Value) -> Result<sys::napi_value, St
             for (key, value) in map {
                 let value = unsafe { to_js(env, value)? };
                 let mut name = ptr::null_mut();
-                check(
-                    unsafe { sys::napi_create_string_utf8(env, key.as_ptr().cast(), key.len() as isize, &mut name) },
-                    "a key",
-                )?;
+                let create = if key.is_ascii() { sys::napi_create_string_latin1 } else { sys::napi_create_string_utf8 };
+                check(unsafe { create(env, key.as_ptr().cast(), key.len() as isize, &mut name) }, "a key")?;
                 if key == "__proto__" {
                     let descriptor = sys::napi_property_descriptor {
                         utf8name: ptr::null(),
