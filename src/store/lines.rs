@@ -12,10 +12,15 @@ pub const BLOCK: usize = 64 * 1024;
 
 /// Reads `[start, end)` of the file.
 pub fn read_region(file: &File, start: u64, end: u64) -> io::Result<Vec<u8>> {
-    let mut buf = vec![0; (end - start) as usize];
+    let len = end - start;
+    let mut buf = Vec::with_capacity(len as usize);
     let mut f = file;
     f.seek(SeekFrom::Start(start))?;
-    f.read_exact(&mut buf)?;
+    // Into spare capacity: no zeroing of what is about to be overwritten.
+    f.take(len).read_to_end(&mut buf)?;
+    if buf.len() as u64 != len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file is shorter than expected"));
+    }
     Ok(buf)
 }
 
