@@ -181,6 +181,11 @@ fn describe_json_error(line: &[u8], e: &serde_json::Error) -> String {
 
 /// Deserializes a line into `T`, with the path of the problem in the error text.
 fn parse<T: serde::de::DeserializeOwned>(line: &[u8]) -> Result<T, String> {
+    // Lines are almost always good: parse them plainly, and again with path tracking only to say
+    // what is wrong with a bad one.
+    if let Ok(value) = serde_json::from_slice(line) {
+        return Ok(value);
+    }
     let mut de = serde_json::Deserializer::from_slice(line);
     let value: T = serde_path_to_error::deserialize(&mut de).map_err(|e| {
         let path = e.path().to_string();
