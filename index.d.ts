@@ -284,6 +284,24 @@ export interface ToolOutputSize {
   pruned: boolean
 }
 
+/** Options of `SessionStore.open`. */
+export interface StoreOptions {
+  /** Create the file when it does not exist (writers; default true). */
+  create?: boolean
+  /** Never writes and never takes the writer lock. */
+  readOnly?: boolean
+  /** `'entry'` (default): fsync after every entry. `'batch'`: on `flush()` / `close()`, and by the first write once `batchEntries` entries or `batchMs` ms are unsynced. */
+  durability?: 'entry' | 'batch'
+  /** Default 64. */
+  batchEntries?: number
+  /** Default 200. */
+  batchMs?: number
+  /** Skip corrupt lines (listed in `warnings`) instead of failing with `CF_CORRUPT_SESSION`. */
+  recover?: boolean
+  /** Written to the header of a new file; the default options of `load()`. */
+  session?: SessionOptions
+}
+
 /**
  * Which binding artifact the generated loader actually loaded: `'native'` for
  * a native addon, otherwise the `platformArchABI` of the WASI flavor. Every
@@ -369,6 +387,50 @@ export declare class Session {
   applyCompaction(plan: CompactionPlan, summary: string | SummaryInput): [Message, Message]
 }
 
+/** A session file: append-only JSONL, one writer at a time (an OS lock), any number of readers. */
+export declare class SessionStore {
+  /**
+   * Opens (by default creates) a session file. A second writer gets `CF_SESSION_LOCKED`;
+   * `readOnly: true` never takes the lock. A missing file with `create: false` or `readOnly`
+   * is `CF_SESSION_NOT_FOUND`.
+   */
+  static open(path: Text, options?: StoreOptions): SessionStore
+  /** `open` off the JS thread. */
+  static openAsync(path: Text, options?: StoreOptions): Promise<SessionStore>
+  /**
+   * Appends a message (one line, synced per the durability policy). A rejected message
+   * (`CF_INVALID_MESSAGE`, `CF_DUPLICATE_ID`) writes nothing. A completed summary answering a
+   * compaction request also writes the compaction entry that tail-first loads start from.
+   */
+  append(message: Message): void
+  /** Records the new version of a message (`CF_NOT_FOUND` if the file has no such id). */
+  update(message: Message): void
+  /** Records a prune, as `Session.prune()` returned it. */
+  prune(result: Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'>): void
+  /** Syncs what was written (`batch` durability; nothing to do with `entry`). */
+  flush(): void
+  /** Flushes and releases the lock; the store cannot be used afterwards (`CF_STORE_CLOSED`). */
+  close(): void
+  /**
+   * A `Session` with what the context needs, read tail-first: its `context()` is what the
+   * whole history shows. Options: the given ones, else `open`'s `session`, else the header's.
+   */
+  load(options?: SessionOptions): Session
+  /** `load` off the JS thread; an aborted `signal` rejects with `CF_ABORTED`. */
+  loadAsync(options?: SessionOptions, signal?: AbortSignal): Promise<Session>
+  /** Every message in the file, hidden ones included, each in its latest version. */
+  loadAll(): Message[]
+  /** Writes every message as plain JSONL (one message per line) to `path`; returns how many. */
+  export(path: Text): number
+  /** What opens and loads skipped or repaired (torn last line, skipped corrupt lines, ...). */
+  get warnings(): Array<StoreWarning>
+  get path(): string
+  /** The session id from the header (null for a read-only open of a file without one yet). */
+  get id(): string | null
+  /** True when opened with `readOnly: true`. */
+  get readOnly(): boolean
+}
+
 export interface ContextUsage {
   /** Tokens in the context now. */
   tokens: number
@@ -450,6 +512,14 @@ export interface Selection {
 
 /** The largest suffix of `turn` that fits `budget` tokens and may start a tail, if any. */
 export declare function splitTurn(messages: Message[], turn: Turn, budget: number, tokenizer?: TokenizerName): TailStart | null
+
+export interface StoreWarning {
+  /** Line number (1 is the header). */
+  line: number
+  /** Byte offset of the line. */
+  offset: number
+  message: string
+}
 
 export interface TailStart {
   start: number

@@ -836,6 +836,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
 module.exports.Session = nativeBinding.Session
+module.exports.SessionStore = nativeBinding.SessionStore
 module.exports.countTokens = nativeBinding.countTokens
 module.exports.countTokensAsync = nativeBinding.countTokensAsync
 module.exports.escapeText = nativeBinding.escapeText

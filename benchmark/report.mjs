@@ -124,6 +124,28 @@ function firstCallSection(fc) {
   ].join('\n')
 }
 
+export function storeSection(st) {
+  const TARGET = { compacted: 20, uncompacted: 2 }
+  const rows = st.cases.map((c) => [
+    c.name === 'compacted' ? '(a) compacted 4 times' : '(b) never compacted',
+    `${int(c.messages)} msgs, ${c.fileMB.toFixed(1)} MB`,
+    `${int(c.loadedMessages)} msgs, ~${int(c.contextTokens)} tokens`,
+    ms(c.contextfoldMs),
+    ms(c.contextfoldReadOnlyMs),
+    ms(c.piMs),
+    `${c.ratio.toFixed(1)}× (${c.ratioReadOnly.toFixed(1)}×)`,
+    `≥ ${TARGET[c.name]}× ${mark(c.ratio >= TARGET[c.name])}`,
+  ])
+  return [
+    '## 4. Opening a long session and building the model context',
+    '',
+    "contextfold: `SessionStore.open(path)` (a writer, as an agent resuming it; in brackets `readOnly: true`) + `store.load(options).toModelMessages()` + `close()`. pi 0.73.1: `SessionManager.open(path)` + `buildSessionContext()` + `convertToLlm(messages)`. The same synthetic conversation in both formats (user turns, assistant steps with tool calls and 4–11 KB outputs); ms are medians of " +
+      `${st.runs} runs after a warm-up, each after a full GC, file in the page cache.`,
+    '',
+    table(['session', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', 'pi ms', 'ratio', 'target'], rows, 'llrrrrrl'),
+  ].join('\n')
+}
+
 const NOTES = [
   '## Notes',
   '',
@@ -133,7 +155,7 @@ const NOTES = [
   '- Each section runs in its own Node process so tables loaded by one do not weigh on another.',
 ]
 
-export function render({ env, perTurn, throughput, firstCall }) {
+export function render({ env, perTurn, throughput, firstCall, store }) {
   return [
     '# contextfold benchmark',
     '',
@@ -145,6 +167,7 @@ export function render({ env, perTurn, throughput, firstCall }) {
     '',
     firstCallSection(firstCall),
     '',
+    ...(store ? [storeSection(store), ''] : []),
     NOTES.join('\n'),
     '',
   ].join('\n')

@@ -48,7 +48,7 @@ const started = Date.now()
 const env = environment(started)
 log(`contextfold benchmark — ${env.cpu} × ${env.cores}, Node ${env.node}`)
 
-log('\n[1/3] first use, cold (fresh process per counter)')
+log('\n[1/4] first use, cold (fresh process per counter)')
 const firstCall = NAMES.map((name) => {
   const runs = Array.from({ length: FIRST_CALL_RUNS }, () => child('first-call.mjs', name))
   const r = { ...runs[0], runs: runs.length }
@@ -57,15 +57,18 @@ const firstCall = NAMES.map((name) => {
   return r
 })
 
-log('\n[2/3] per-turn cost on a native Session')
+log('\n[2/4] per-turn cost on a native Session')
 const perTurn = child('per-turn.mjs')
 
-log('\n[3/3] exact o200k counting throughput')
+log('\n[3/4] exact o200k counting throughput')
 const throughput = child('throughput.mjs')
+
+log('\n[4/4] session store: open a 10,000-message session and build the model context, vs pi')
+const store = child('store.mjs')
 
 env.loadEnd = loadavg()
 env.seconds = (Date.now() - started) / 1000
-const markdown = render({ env, perTurn, throughput, firstCall })
+const markdown = render({ env, perTurn, throughput, firstCall, store })
 writeFileSync(join(here, 'results.md'), markdown)
 console.log(`\n${markdown}`)
 log(`written to ${join('benchmark', 'results.md')}`)

@@ -16,7 +16,17 @@ pub enum Code {
     Aborted,
     /// A transcript whose format could not be recognised (or that holds no JSON at all).
     UnknownFormat,
-    /// A file could not be read.
+    /// A session file has a line that is not a valid entry (line number and byte offset given).
+    CorruptSession,
+    /// Another writer holds the session file's lock.
+    SessionLocked,
+    /// The session file does not exist (and `create: false`, or a read-only open).
+    SessionNotFound,
+    /// A write was attempted on a store opened with `readOnly: true`.
+    ReadOnly,
+    /// The store was closed.
+    StoreClosed,
+    /// The operating system refused a file operation (permissions, disk full, ...).
     Io,
     /// A Rust panic was caught at the boundary: a bug, never the caller's fault.
     Internal,
@@ -31,6 +41,11 @@ impl Code {
             Code::NotFound => "CF_NOT_FOUND",
             Code::Aborted => "CF_ABORTED",
             Code::UnknownFormat => "CF_UNKNOWN_FORMAT",
+            Code::CorruptSession => "CF_CORRUPT_SESSION",
+            Code::SessionLocked => "CF_SESSION_LOCKED",
+            Code::SessionNotFound => "CF_SESSION_NOT_FOUND",
+            Code::ReadOnly => "CF_READ_ONLY",
+            Code::StoreClosed => "CF_STORE_CLOSED",
             Code::Io => "CF_IO",
             Code::Internal => "CF_INTERNAL",
         }

@@ -13,6 +13,7 @@ pub mod invariants;
 pub mod model;
 pub mod policy;
 pub mod session;
+pub mod store;
 pub mod tokens;
 pub mod transcript;
 

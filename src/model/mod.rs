@@ -5,7 +5,7 @@ mod parse;
 mod part;
 
 pub use message::{Message, MessageError, ModelRef, Role, Time, Usage};
-pub use parse::parse_message;
+pub use parse::{check_message, parse_message};
 pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
 
 /// `image/*` and PDFs: what `stripMedia` replaces and what counts a fixed token cost.

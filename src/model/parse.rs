@@ -28,6 +28,13 @@ pub fn parse_message(value: Value) -> Result<Message> {
         };
         CfError::invalid_message(text)
     })?;
+    check_message(&message, &label)?;
+    Ok(message)
+}
+
+/// The checks serde cannot express (non-empty ids, file parts with a url), for a message already
+/// deserialized. `label` names the message in the error text.
+pub fn check_message(message: &Message, label: &str) -> Result<()> {
     if message.id.is_empty() {
         return Err(CfError::invalid_message(format!("{label}: id: must not be empty")));
     }
@@ -41,7 +48,7 @@ pub fn parse_message(value: Value) -> Result<Message> {
             }
         }
     }
-    Ok(message)
+    Ok(())
 }
 
 fn kind(v: &Value) -> &'static str {

@@ -8,5 +8,6 @@ mod functions;
 mod js_value;
 mod objects;
 mod session;
+mod store;
 mod tasks;
 mod value;

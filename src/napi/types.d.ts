@@ -283,3 +283,21 @@ export interface ToolOutputSize {
   tokens: number
   pruned: boolean
 }
+
+/** Options of `SessionStore.open`. */
+export interface StoreOptions {
+  /** Create the file when it does not exist (writers; default true). */
+  create?: boolean
+  /** Never writes and never takes the writer lock. */
+  readOnly?: boolean
+  /** `'entry'` (default): fsync after every entry. `'batch'`: on `flush()` / `close()`, and by the first write once `batchEntries` entries or `batchMs` ms are unsynced. */
+  durability?: 'entry' | 'batch'
+  /** Default 64. */
+  batchEntries?: number
+  /** Default 200. */
+  batchMs?: number
+  /** Skip corrupt lines (listed in `warnings`) instead of failing with `CF_CORRUPT_SESSION`. */
+  recover?: boolean
+  /** Written to the header of a new file; the default options of `load()`. */
+  session?: SessionOptions
+}

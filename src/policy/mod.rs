@@ -13,4 +13,4 @@ pub use config::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
 pub use prune::{prune, PruneResult};
 pub use turns::{can_start_tail, preserve_recent_budget, select, split_turn, turns, Selection, Turn};
-pub use view::{Cut, View, OPEN};
+pub use view::{Base, Cut, View, OPEN};

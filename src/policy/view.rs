@@ -29,21 +29,48 @@ pub struct View {
     /// Visible positions as half-open runs, in the order the model reads them; the last one ends
     /// at `OPEN`.
     pub segments: Vec<(usize, usize)>,
+    /// Compaction requests whose summary has been applied.
+    pub answered: Vec<usize>,
 }
 
 impl Default for View {
     fn default() -> Self {
-        View { cut: None, segments: vec![(0, OPEN)] }
+        View { cut: None, segments: vec![(0, OPEN)], answered: Vec::new() }
     }
+}
+
+/// Where the computation of a view starts: the state it reached after the first `len` messages.
+/// A store that loads only the messages a context shows gives the state its file recorded, so
+/// the view of the loaded messages is the view of the whole file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Base {
+    /// Messages `[0, len)` are covered.
+    pub len: usize,
+    /// The visible ones among them, in the order the model reads them.
+    pub order: Vec<usize>,
+    /// Requests among them whose summary has been applied.
+    pub answered: Vec<usize>,
+    pub cut: Option<Cut>,
 }
 
 impl View {
     /// Computes the view of `len` messages. `index` maps message ids to positions.
     pub fn compute<'a>(len: usize, message: &impl Fn(usize) -> &'a Message, index: &HashMap<String, usize>) -> View {
+        View::compute_from(&Base::default(), len, message, index)
+    }
+
+    /// Computes the view of `len` messages, the first `base.len` of them as `base` says.
+    pub fn compute_from<'a>(
+        base: &Base,
+        len: usize,
+        message: &impl Fn(usize) -> &'a Message,
+        index: &HashMap<String, usize>,
+    ) -> View {
         let mut order: Vec<usize> = Vec::with_capacity(len);
-        let mut answered: Vec<usize> = Vec::new();
-        let mut cut = None;
-        for i in 0..len {
+        order.extend_from_slice(&base.order);
+        let mut answered: Vec<usize> = base.answered.clone();
+        let mut cut = base.cut.clone();
+        for i in base.len.min(len)..len {
             let m = message(i);
             let request = m
                 .is_completed_summary()
@@ -76,7 +103,15 @@ impl View {
             order = next;
             cut = Some(Cut { request: w, summary: i });
         }
-        View { cut, segments: runs(&order, len) }
+        View { cut, segments: runs(&order, len), answered }
+    }
+
+    /// The state after the newest applied compaction's summary (what a store records so a load
+    /// can start there); `None` when no compaction applies.
+    pub fn base(&self, len: usize) -> Option<Base> {
+        let cut = self.cut.clone()?;
+        let order = self.order(len).into_iter().filter(|&p| p <= cut.summary).collect();
+        Some(Base { len: cut.summary + 1, order, answered: self.answered.clone(), cut: Some(cut) })
     }
 
     /// Positions of the visible messages among `len`, in the order the model reads them.

@@ -7,7 +7,7 @@ use super::{ContextUsage, Entry, SessionOptions, Source};
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
 use crate::model::{Message, Part, ToolState};
-use crate::policy::{self, pressure_tier, Selection, Turn, View};
+use crate::policy::{self, pressure_tier, Base, Selection, Turn, View};
 use crate::tokens::{Counter, Tokenizer};
 
 /// Messages in arrival order, each counted once, with what per-turn queries need kept current:
@@ -20,6 +20,9 @@ pub struct History {
     index: HashMap<String, usize>,
     sums: Fenwick,
     view: View,
+    /// Where the view's computation starts (a history loaded from the part of a file its context
+    /// needs starts from the state the file recorded).
+    base: Base,
     /// Newest answer whose provider usage describes the current context.
     last_usage: Option<usize>,
     prunes: Prunes,
@@ -45,6 +48,7 @@ impl History {
             index: HashMap::new(),
             sums: Fenwick::default(),
             view: View::default(),
+            base: Base::default(),
             last_usage: None,
             prunes: Prunes::default(),
             calibration: Calibration::default(),
@@ -59,7 +63,29 @@ impl History {
         opts: SessionOptions,
         aborted: &(dyn Fn() -> bool + Sync),
     ) -> Result<History> {
+        History::from_messages_at(messages, Base::default(), opts, aborted)
+    }
+
+    /// `from_messages`, with the view of the first `base.len` messages given: they are what a
+    /// longer history showed after its newest compaction (see `View::base`), the rest came later.
+    pub fn from_messages_at(
+        messages: Vec<Message>,
+        base: Base,
+        opts: SessionOptions,
+        aborted: &(dyn Fn() -> bool + Sync),
+    ) -> Result<History> {
+        let len = messages.len();
+        let fits = base.len <= len
+            && base.order.iter().chain(&base.answered).all(|&p| p < base.len)
+            && base.cut.as_ref().is_none_or(|c| c.request < base.len && c.summary < base.len);
+        if !fits {
+            return Err(CfError::invalid_argument(format!(
+                "the base view covers {} messages and names positions beyond them (of {len})",
+                base.len
+            )));
+        }
         let mut h = History::new(opts)?;
+        h.base = base;
         let mut index = HashMap::with_capacity(messages.len());
         for (i, m) in messages.iter().enumerate() {
             if let Some(prev) = index.insert(m.id.clone(), i) {
@@ -200,7 +226,7 @@ impl History {
     /// agrees with one built message by message).
     fn refresh_view(&mut self) {
         let entries = &self.entries;
-        self.view = View::compute(entries.len(), &|i| &entries[i].msg, &self.index);
+        self.view = View::compute_from(&self.base, entries.len(), &|i| &entries[i].msg, &self.index);
         self.last_usage = None;
         self.calibration = Calibration::default();
         let floor = self.view.usage_floor();

@@ -1,0 +1,254 @@
+// Opening a long session and building the model context, contextfold's SessionStore vs pi's
+// SessionManager (npm @mariozechner/pi-coding-agent), on the same synthetic conversation written
+// in both formats: 10,000 messages, ~50 MB.
+//   (a) compacted several times, the context under 200k tokens
+//   (b) never compacted (the context is the whole file)
+// contextfold: SessionStore.open(path) + store.load(options).toModelMessages()
+// pi:          SessionManager.open(path) + buildSessionContext() + convertToLlm(messages)
+// Run: node benchmark/store.mjs   (progress and a Markdown table on stderr, one JSON result on stdout;
+// also section 4 of `npm run bench`). Release build only: `npm run build` builds one.
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import v8 from 'node:v8'
+import vm from 'node:vm'
+import { now, msSince, median, log, isMain } from './timing.mjs'
+
+const require = createRequire(import.meta.url)
+const { SessionStore, estimateTokens } = require('../index.js')
+
+export const MESSAGES = 10_000
+const RUNS = 7
+const MODEL = { providerID: 'anthropic', modelID: 'claude-sonnet-4-5', limit: { context: 200_000, output: 64_000 } }
+export const OPTIONS = { model: MODEL }
+const TOOLS = ['bash', 'read', 'grep', 'edit']
+
+function rng(seed) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const WORDS = ('the of and to in is that for it as was with be by on not he this are or his from at which but have ' +
+  'function return const let value error file path test build import export class type string number async await ' +
+  'src lib index main config server client request response cache token session context message tool output').split(' ')
+
+function text(rand, chars) {
+  let out = ''
+  while (out.length < chars) {
+    out += WORDS[Math.floor(rand() * WORDS.length)]
+    out += rand() < 0.08 ? '.\n' : ' '
+  }
+  return out.slice(0, chars)
+}
+
+/**
+ * The conversation as a list of turns, format-neutral: each turn is a user text and assistant
+ * steps (text, optional tool call with its output). `compactAt` lists the turns before which a
+ * compaction summarizes everything but the two previous turns.
+ */
+export function conversation({ compactAt }) {
+  const rand = rng(42)
+  const events = []
+  let messages = 0
+  let turn = 0
+  while (messages < MESSAGES) {
+    if (compactAt.includes(turn)) {
+      events.push({ kind: 'compaction', keepFromTurn: turn - 2, summary: text(rand, 4000) })
+      messages += 2
+    }
+    const steps = []
+    const n = 3
+    for (let s = 0; s < n; s++) {
+      const last = s === n - 1
+      steps.push({
+        text: text(rand, last ? 600 : 250),
+        tool: last ? null : { name: TOOLS[Math.floor(rand() * TOOLS.length)], input: { command: text(rand, 80) }, output: text(rand, 4000 + Math.floor(rand() * 7000)) },
+      })
+    }
+    events.push({ kind: 'turn', turn, user: text(rand, 300 + Math.floor(rand() * 1500)), steps })
+    messages += 1 + steps.length
+    turn++
+  }
+  return { events, turns: turn }
+}
+
+const T0 = 1_750_000_000_000
+
+/** Writes the conversation with contextfold's SessionStore. */
+export function writeContextfold(path, conv) {
+  const store = SessionStore.open(path, { durability: 'batch', batchEntries: 1_000, batchMs: 60_000, session: OPTIONS })
+  const userID = (turn) => `u${turn}`
+  let t = T0
+  let count = 0
+  for (const e of conv.events) {
+    if (e.kind === 'compaction') {
+      const req = `r${count}`
+      store.append({ id: req, role: 'user', time: { created: t++ }, parts: [{ type: 'compaction', id: `${req}-c`, auto: true, tailStartID: userID(e.keepFromTurn) }] })
+      store.append({
+        id: `s${count}`, role: 'assistant', parentID: req, summary: true, finish: 'stop', time: { created: t++, completed: t },
+        model: { providerID: MODEL.providerID, modelID: MODEL.modelID }, parts: [{ type: 'text', id: `s${count}-t`, text: e.summary }],
+      })
+      count += 2
+      continue
+    }
+    const uid = userID(e.turn)
+    store.append({ id: uid, role: 'user', time: { created: t++ }, parts: [{ type: 'text', id: `${uid}-t`, text: e.user }] })
+    count++
+    e.steps.forEach((s, k) => {
+      const id = `a${e.turn}-${k}`
+      const parts = [{ type: 'text', id: `${id}-t`, text: s.text }]
+      if (s.tool) {
+        parts.push({
+          type: 'tool', id: `${id}-c`, callID: `call_${e.turn}_${k}`, tool: s.tool.name,
+          state: { status: 'completed', input: s.tool.input, output: s.tool.output, title: s.tool.name, time: { start: t, end: t + 3 } },
+        })
+      }
+      const last = k === e.steps.length - 1
+      store.append({
+        id, role: 'assistant', parentID: uid, time: { created: t++, completed: t }, finish: last ? 'stop' : 'tool-calls',
+        model: { providerID: MODEL.providerID, modelID: MODEL.modelID }, parts,
+      })
+      count++
+    })
+  }
+  store.close()
+  return count
+}
+
+/** Writes the same conversation as a pi session file (version 3, see reference/pi.md §3). */
+export function writePi(path, conv) {
+  const lines = []
+  let n = 0
+  let parentId = null
+  let t = T0
+  const newId = () => (n++).toString(16).padStart(8, '0')
+  const iso = () => new Date(t++).toISOString()
+  const entry = (e) => {
+    const id = newId()
+    lines.push(JSON.stringify({ ...e, id, parentId, timestamp: iso() }))
+    parentId = id
+    return id
+  }
+  lines.push(JSON.stringify({ type: 'session', version: 3, id: 'bench-session', timestamp: new Date(T0).toISOString(), cwd: '/work/project' }))
+  const usage = (input) => ({ input, output: 200, cacheRead: 0, cacheWrite: 0, totalTokens: input + 200, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } })
+  const firstEntryOfTurn = new Map()
+  for (const e of conv.events) {
+    if (e.kind === 'compaction') {
+      entry({ type: 'compaction', summary: e.summary, firstKeptEntryId: firstEntryOfTurn.get(e.keepFromTurn), tokensBefore: 150_000 })
+      continue
+    }
+    const uid = entry({ type: 'message', message: { role: 'user', content: [{ type: 'text', text: e.user }], timestamp: t } })
+    firstEntryOfTurn.set(e.turn, uid)
+    e.steps.forEach((s, k) => {
+      const content = [{ type: 'text', text: s.text }]
+      const callId = `call_${e.turn}_${k}`
+      if (s.tool) content.push({ type: 'toolCall', id: callId, name: s.tool.name, arguments: s.tool.input })
+      entry({
+        type: 'message',
+        message: {
+          role: 'assistant', content, api: 'anthropic-messages', provider: MODEL.providerID, model: MODEL.modelID,
+          usage: usage(1000 + n), stopReason: s.tool ? 'toolUse' : 'stop', timestamp: t,
+        },
+      })
+      if (s.tool) {
+        entry({ type: 'message', message: { role: 'toolResult', toolCallId: callId, toolName: s.tool.name, content: [{ type: 'text', text: s.tool.output }], isError: false, timestamp: t } })
+      }
+    })
+  }
+  writeFileSync(path, `${lines.join('\n')}\n`)
+  return lines.length - 1
+}
+
+// A full collection before each run (not timed), so no run pays for the garbage of the previous.
+v8.setFlagsFromString('--expose-gc')
+const gc = vm.runInNewContext('gc')
+
+function time(fn) {
+  fn() // warm-up (JIT, page cache, first-use costs)
+  const ms = []
+  let out
+  for (let i = 0; i < RUNS; i++) {
+    out = undefined
+    gc()
+    const t0 = now()
+    out = fn()
+    ms.push(msSince(t0))
+  }
+  return { ms: median(ms), min: Math.min(...ms), out }
+}
+
+async function main() {
+  const { SessionManager, convertToLlm } = await import('@mariozechner/pi-coding-agent')
+  const dir = mkdtempSync(join(tmpdir(), 'contextfold-bench-store-'))
+  try {
+    const cases = []
+    for (const [name, compactAt] of [
+      ['compacted', [600, 1200, 1800, 2470]],
+      ['uncompacted', []],
+    ]) {
+      const conv = conversation({ compactAt })
+      const cfPath = join(dir, `${name}.contextfold.jsonl`)
+      const piPath = join(dir, `${name}.pi.jsonl`)
+      const messages = writeContextfold(cfPath, conv)
+      const entries = writePi(piPath, conv)
+      log(`  ${name}: ${messages} messages, contextfold ${(statSync(cfPath).size / 1e6).toFixed(1)} MB; pi ${entries} entries, ${(statSync(piPath).size / 1e6).toFixed(1)} MB`)
+
+      const writer = time(() => {
+        const store = SessionStore.open(cfPath)
+        const session = store.load(OPTIONS)
+        const out = session.toModelMessages()
+        store.close()
+        return { out, length: session.length, tokens: session.usage().tokens }
+      })
+      const reader = time(() => {
+        const store = SessionStore.open(cfPath, { readOnly: true })
+        return store.load(OPTIONS).toModelMessages()
+      })
+      const pi = time(() => {
+        const sm = SessionManager.open(piPath)
+        const ctx = sm.buildSessionContext()
+        return convertToLlm(ctx.messages)
+      })
+      const contextChars = JSON.stringify(writer.out.out).length
+      const piChars = JSON.stringify(pi.out).length
+      const r = {
+        name,
+        messages,
+        fileMB: statSync(cfPath).size / 1e6,
+        piFileMB: statSync(piPath).size / 1e6,
+        piEntries: entries,
+        loadedMessages: writer.out.length,
+        contextTokens: writer.out.tokens,
+        contextTokensEstimate: estimateTokens(JSON.stringify(writer.out.out)),
+        modelMessages: writer.out.out.length,
+        piMessages: pi.out.length,
+        contextMB: contextChars / 1e6,
+        piContextMB: piChars / 1e6,
+        contextfoldMs: writer.ms,
+        contextfoldReadOnlyMs: reader.ms,
+        piMs: pi.ms,
+        ratio: pi.ms / writer.ms,
+        ratioReadOnly: pi.ms / reader.ms,
+      }
+      log(`    contextfold ${r.contextfoldMs.toFixed(1)} ms (read-only ${r.contextfoldReadOnlyMs.toFixed(1)} ms), pi ${r.piMs.toFixed(1)} ms: ${r.ratio.toFixed(1)}×; context ${r.modelMessages} model messages, ${r.contextTokens} tokens (pi ${r.piMessages} messages)`)
+      cases.push(r)
+    }
+    return { runs: RUNS, cases }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+if (isMain(import.meta.url)) {
+  const result = await main()
+  const { storeSection } = await import('./report.mjs')
+  log(`\n${storeSection(result)}`)
+  console.log(JSON.stringify(result))
+}

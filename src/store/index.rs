@@ -1,0 +1,440 @@
+//! What a writer knows about the file without holding its messages: where each message's lines
+//! are, and a skeleton of each (id, role, summary flags, compaction part), enough to compute the
+//! view with `policy::View` and so the compaction entry a tail-first load starts from.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::de::IgnoredAny;
+use serde::Deserialize;
+use serde_json::Map;
+
+use super::format::{self, At, CompactionRecord, Kind, Loc, Run};
+use super::lines::{read_region, split, Layout};
+use super::warning::Warning;
+use crate::model::{CompactionPart, Message, MessageError, Part, Role};
+use crate::policy::View;
+
+/// What of a message the view depends on; everything else is left out.
+pub fn skeleton(m: &Message) -> Message {
+    Message {
+        id: m.id.clone(),
+        role: m.role,
+        parts: m.compaction().map(|c| vec![Part::Compaction(c.clone())]).unwrap_or_default(),
+        time: None,
+        parent_id: m.parent_id.clone(),
+        summary: m.summary,
+        finish: m.finish.clone(),
+        error: m.error.clone(),
+        tokens: None,
+        model: None,
+        extra: Map::new(),
+    }
+}
+
+/// True for compaction requests and summaries: the messages that can change the view.
+pub fn is_structural(m: &Message) -> bool {
+    m.is_summary() || m.compaction().is_some()
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct MsgInfo {
+    /// Its `message` line.
+    at: Loc,
+    /// The offset after its `message` line.
+    end: u64,
+    /// Its latest `message` or `update` line.
+    last: Loc,
+    /// `prune` lines naming it after `last`.
+    prunes: Vec<Loc>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Index {
+    infos: Vec<MsgInfo>,
+    skeletons: Vec<Message>,
+    positions: HashMap<String, usize>,
+}
+
+impl Index {
+    pub fn contains(&self, id: &str) -> bool {
+        self.positions.contains_key(id)
+    }
+
+    pub fn is_structural(&self, id: &str) -> bool {
+        self.positions.get(id).is_some_and(|&p| is_structural(&self.skeletons[p]))
+    }
+
+    /// A `message` line `[at, end)`. False (and nothing changes) when the id is already known.
+    pub fn on_message(&mut self, at: Loc, end: u64, skeleton: Message) -> bool {
+        if self.positions.contains_key(&skeleton.id) {
+            return false;
+        }
+        self.positions.insert(skeleton.id.clone(), self.skeletons.len());
+        self.infos.push(MsgInfo { at, end, last: at, prunes: Vec::new() });
+        self.skeletons.push(skeleton);
+        true
+    }
+
+    /// An `update` line at `loc`. False when the id is unknown.
+    pub fn on_update(&mut self, loc: Loc, skeleton: Message) -> bool {
+        let Some(&p) = self.positions.get(&skeleton.id) else {
+            return false;
+        };
+        let info = &mut self.infos[p];
+        info.last = loc;
+        info.prunes.clear();
+        self.skeletons[p] = skeleton;
+        true
+    }
+
+    /// A `prune` line at `loc` naming these messages.
+    pub fn on_prune<'a>(&mut self, ids: impl IntoIterator<Item = &'a String>, loc: Loc) {
+        for id in ids {
+            if let Some(&p) = self.positions.get(id) {
+                let info = &mut self.infos[p];
+                if info.prunes.last() != Some(&loc) {
+                    info.prunes.push(loc);
+                }
+            }
+        }
+    }
+
+    /// The compaction entry describing the file now, to be written as line `line`.
+    pub fn record(&self, line: u64) -> CompactionRecord {
+        let n = self.skeletons.len();
+        let view = View::compute(n, &|i| &self.skeletons[i], &self.positions);
+        let Some(base) = view.base(n) else {
+            return CompactionRecord { line, ..Default::default() };
+        };
+        let cut = base.cut.clone().expect("a base has a cut");
+        // The messages shown after the summary, in file order, and their runs of positions.
+        let mut shown = base.order.clone();
+        shown.sort_unstable();
+        let mut runs: Vec<Run> = Vec::new();
+        let mut prev: Option<usize> = None;
+        for &p in &shown {
+            let info = &self.infos[p];
+            match runs.last_mut() {
+                Some(run) if prev == Some(p - 1) => {
+                    run.end = info.end;
+                    run.count += 1;
+                }
+                _ => runs.push(Run {
+                    id: self.skeletons[p].id.clone(),
+                    offset: info.at.offset,
+                    line: info.at.line,
+                    end: info.end,
+                    count: 1,
+                }),
+            }
+            prev = Some(p);
+        }
+        let index_of = |p: usize| shown.binary_search(&p).expect("shown") as u64;
+        let mut order: Vec<[u64; 2]> = Vec::new();
+        for &p in &base.order {
+            let k = index_of(p);
+            match order.last_mut() {
+                Some(r) if r[1] == k => r[1] += 1,
+                _ => order.push([k, k + 1]),
+            }
+        }
+        let answered = base.answered.iter().filter(|p| shown.binary_search(p).is_ok()).map(|&p| index_of(p)).collect();
+        // Later versions of shown messages that the runs do not cover.
+        let last_start = runs.last().map_or(u64::MAX, |r| r.offset);
+        let covered = |l: &Loc| l.offset >= last_start || runs.iter().any(|r| (r.offset..r.end).contains(&l.offset));
+        let mut patches: Vec<Loc> = shown
+            .iter()
+            .map(|&p| &self.infos[p])
+            .flat_map(|i| std::iter::once(i.last).chain(i.prunes.iter().copied()))
+            .filter(|l| !covered(l))
+            .collect();
+        patches.sort();
+        patches.dedup();
+        let at = |p: usize| At::new(&self.skeletons[p].id, self.infos[p].at);
+        CompactionRecord {
+            line,
+            request: Some(at(cut.request)),
+            summary: Some(at(cut.summary)),
+            runs,
+            order,
+            answered,
+            patches,
+        }
+    }
+}
+
+/// The fields of a message line the index needs; the rest is skipped without being built.
+#[derive(Deserialize)]
+struct LightLine {
+    #[serde(default)]
+    view: bool,
+    message: LightMessage,
+}
+
+#[derive(Deserialize)]
+struct LightMessage {
+    id: String,
+    role: Role,
+    #[serde(rename = "parentID", default)]
+    parent_id: Option<String>,
+    #[serde(default)]
+    summary: Option<bool>,
+    #[serde(default)]
+    finish: Option<String>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+    parts: Vec<LightPart>,
+}
+
+#[derive(Deserialize)]
+struct LightPart {
+    #[serde(rename = "type")]
+    ty: String,
+    #[serde(rename = "tailStartID", default)]
+    tail: Option<String>,
+    #[serde(rename = "hiddenFromID", default)]
+    hidden: Option<String>,
+}
+
+impl LightMessage {
+    fn skeleton(self) -> Message {
+        let parts = match self.role {
+            Role::User => self
+                .parts
+                .into_iter()
+                .find(|p| p.ty == "compaction")
+                .map(|p| {
+                    vec![Part::Compaction(CompactionPart {
+                        id: String::new(),
+                        auto: true,
+                        overflow: None,
+                        hidden_from_id: p.hidden,
+                        tail_start_id: p.tail,
+                        extra: Map::new(),
+                    })]
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        Message {
+            id: self.id,
+            role: self.role,
+            parts,
+            time: None,
+            parent_id: self.parent_id,
+            summary: self.summary,
+            finish: self.finish,
+            error: self.error.map(|_| MessageError { name: String::new(), message: String::new() }),
+            tokens: None,
+            model: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// The index of a whole file, as a writer needs it.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    pub index: Index,
+    /// Complete lines, the header included.
+    pub lines: u64,
+    /// The latest compaction entry.
+    pub latest: Option<CompactionRecord>,
+    /// An update marked `view` follows the latest compaction entry (a crash came between them).
+    pub stale: bool,
+    /// Lines that could not be read (the loads report them too, when they read them).
+    pub warnings: Vec<Warning>,
+}
+
+/// Bytes read per step of the scan.
+const CHUNK: u64 = 1 << 20;
+
+/// Reads every line of `[body, end)`, skipping message contents. `cancel` stops it early.
+pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Scanned> {
+    let mut out = Scanned { lines: 1, ..Default::default() };
+    let mut pos = layout.body;
+    let mut carry: Vec<u8> = Vec::new();
+    while pos < layout.end {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(io::Error::new(io::ErrorKind::Interrupted, "closed"));
+        }
+        let hi = layout.end.min(pos + CHUNK);
+        let base = Loc { offset: pos - carry.len() as u64, line: out.lines + 1 };
+        let mut buf = std::mem::take(&mut carry);
+        buf.extend_from_slice(&read_region(file, pos, hi)?);
+        let mut used = 0usize;
+        for (k, (loc, line)) in split(&buf, base).enumerate() {
+            if k % 64 == 63 && cancel.load(Ordering::Relaxed) {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "closed"));
+            }
+            used = (loc.offset - base.offset) as usize + line.len() + 1;
+            out.lines += 1;
+            if let Err(problem) = scan_line(&mut out, loc, line) {
+                out.warnings.push(Warning::at(loc, problem));
+            }
+        }
+        carry = buf[used..].to_vec();
+        pos = hi;
+    }
+    Ok(out)
+}
+
+fn scan_line(out: &mut Scanned, loc: Loc, line: &[u8]) -> Result<(), String> {
+    let light = |line: &[u8]| -> Result<LightLine, String> {
+        serde_json::from_slice::<LightLine>(line).map_err(|e| format!("not a valid entry ({e})"))
+    };
+    match format::kind(line)? {
+        Kind::Message => {
+            let m = light(line)?.message;
+            let id = m.id.clone();
+            if !out.index.on_message(loc, loc.offset + line.len() as u64 + 1, m.skeleton()) {
+                return Err(format!("message {id:?} was already added"));
+            }
+        }
+        Kind::Update => {
+            let l = light(line)?;
+            out.stale |= l.view;
+            let id = l.message.id.clone();
+            if !out.index.on_update(loc, l.message.skeleton()) {
+                return Err(format!("update of message {id:?}, which no earlier line adds"));
+            }
+        }
+        Kind::Prune => {
+            let p = format::parse_prune(line)?;
+            out.index.on_prune(&p.message_ids, loc);
+        }
+        Kind::Compaction => {
+            out.latest = Some(format::parse_compaction(line)?);
+            out.stale = false;
+        }
+        Kind::Header => return Err("a second header".into()),
+        Kind::Unknown => {}
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::parse_message;
+    use serde_json::{json, Value};
+
+    fn loc(n: u64) -> Loc {
+        Loc { offset: n * 10, line: n }
+    }
+
+    fn msg(v: Value) -> Message {
+        parse_message(v).unwrap()
+    }
+
+    fn plain(ix: &mut Index, id: &str, n: u64) {
+        assert!(ix.on_message(loc(n), n * 10 + 9, msg(json!({"id": id, "role": "user", "parts": []}))));
+    }
+
+    fn request(id: &str, tail: Option<&str>, hidden: Option<&str>) -> Message {
+        let mut part = json!({"type": "compaction", "id": "c", "auto": true});
+        if let Some(t) = tail {
+            part["tailStartID"] = json!(t);
+        }
+        if let Some(h) = hidden {
+            part["hiddenFromID"] = json!(h);
+        }
+        msg(json!({"id": id, "role": "user", "parts": [{"type": "text", "id": "t", "text": "x"}, part]}))
+    }
+
+    fn summary(id: &str, parent: &str, completed: bool) -> Message {
+        let mut m = json!({"id": id, "role": "assistant", "parentID": parent, "summary": true, "parts": []});
+        if completed {
+            m["finish"] = json!("stop");
+        }
+        msg(m)
+    }
+
+    #[test]
+    fn skeletons_keep_what_the_view_reads() {
+        let req = request("r", Some("m3"), Some("m1"));
+        let sk = skeleton(&req);
+        assert_eq!(sk.compaction(), req.compaction());
+        assert_eq!(sk.parts.len(), 1);
+        let light = |v: Value| -> Message {
+            let l: LightLine = serde_json::from_value(json!({ "message": v })).unwrap();
+            l.message.skeleton()
+        };
+        for v in [
+            json!({"id": "s", "role": "assistant", "parentID": "r", "summary": true, "finish": "stop", "parts": [{"type": "text", "id": "t", "text": "x"}]}),
+            json!({"id": "s", "role": "assistant", "parentID": "r", "summary": true, "finish": "", "parts": []}),
+            json!({"id": "s", "role": "assistant", "parentID": "r", "summary": true, "finish": "stop", "error": {"name": "E", "message": "x"}, "parts": []}),
+            json!({"id": "r", "role": "user", "parts": [{"type": "compaction", "id": "c", "auto": false, "tailStartID": "m3"}]}),
+            json!({"id": "a", "role": "assistant", "parts": [{"type": "compaction", "id": "c", "auto": true}]}),
+        ] {
+            let m = msg(v.clone());
+            let (a, b) = (skeleton(&m), light(v));
+            assert_eq!(a.is_completed_summary(), b.is_completed_summary());
+            assert_eq!(a.is_summary(), b.is_summary());
+            assert_eq!(a.parent_id, b.parent_id);
+            assert_eq!(
+                a.compaction().map(|c| (&c.tail_start_id, &c.hidden_from_id)),
+                b.compaction().map(|c| (&c.tail_start_id, &c.hidden_from_id))
+            );
+            assert_eq!(is_structural(&a), is_structural(&m));
+        }
+    }
+
+    #[test]
+    fn the_record_names_what_the_context_shows() {
+        let mut ix = Index::default();
+        for (i, id) in ["m1", "m2", "m3", "m4"].iter().enumerate() {
+            plain(&mut ix, id, i as u64 + 2);
+        }
+        assert_eq!(ix.record(6), CompactionRecord { line: 6, ..Default::default() });
+        assert!(ix.on_message(loc(6), 69, request("r1", Some("m3"), Some("m2"))));
+        assert!(ix.on_message(loc(7), 79, summary("s1", "r1", false)));
+        assert!(ix.record(8).summary.is_none());
+        assert!(ix.on_update(loc(8), summary("s1", "r1", true)));
+        assert!(ix.is_structural("s1") && !ix.is_structural("m1"));
+        // An update of a shown message before the runs' end becomes a patch.
+        assert!(ix.on_update(loc(9), msg(json!({"id": "m1", "role": "user", "parts": []}))));
+        ix.on_prune(&["m3".to_string(), "m3".to_string(), "zz".to_string()], loc(10));
+        let rec = ix.record(11);
+        assert_eq!(rec.request, Some(At::new("r1", loc(6))));
+        assert_eq!(rec.summary, Some(At::new("s1", loc(7))));
+        // Shown: m1 (head), then r1, s1, then m3, m4 (the tail); in file order m1 | m3 m4 r1 s1.
+        assert_eq!(
+            rec.runs,
+            vec![
+                Run { id: "m1".into(), offset: 20, line: 2, end: 29, count: 1 },
+                Run { id: "m3".into(), offset: 40, line: 4, end: 79, count: 4 },
+            ]
+        );
+        assert_eq!(rec.order, vec![[0, 1], [3, 5], [1, 3]]);
+        assert_eq!(rec.answered, vec![3]);
+        // Both later lines fall inside the last run's reach (it is read to the end of the file).
+        assert_eq!(rec.patches, vec![]);
+        // The summary fails after all: no compaction applies any more.
+        assert!(ix.on_update(loc(12), summary("s1", "r1", false)));
+        assert!(ix.record(13).summary.is_none());
+        assert!(!ix.on_message(loc(14), 149, summary("s1", "r1", true)));
+        assert!(!ix.on_update(loc(14), summary("nope", "r1", true)));
+    }
+
+    #[test]
+    fn updates_between_runs_become_patches() {
+        let mut ix = Index::default();
+        plain(&mut ix, "h", 2);
+        plain(&mut ix, "x1", 3);
+        // h edited and pruned while x1.. are still shown; then a compaction keeps h and t.
+        assert!(ix.on_update(loc(4), msg(json!({"id": "h", "role": "user", "parts": []}))));
+        ix.on_prune(&["h".to_string()], loc(5));
+        plain(&mut ix, "x2", 6);
+        plain(&mut ix, "t", 7);
+        assert!(ix.on_message(loc(8), 89, request("r", Some("t"), Some("x1"))));
+        assert!(ix.on_message(loc(9), 99, summary("s", "r", true)));
+        let rec = ix.record(10);
+        assert_eq!(rec.runs.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(), ["h", "t"]);
+        assert_eq!(rec.patches, vec![loc(4), loc(5)]);
+        assert_eq!(rec.order, vec![[0, 1], [2, 4], [1, 2]]);
+    }
+}

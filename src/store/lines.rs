@@ -1,0 +1,345 @@
+//! Reading a session file by lines: its layout (header, complete lines, torn tail), regions read
+//! forward, and the backward scan that finds the latest compaction entry.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+
+use super::format::COMPACTION_PREFIX;
+use super::format::{parse_compaction, parse_header, CompactionRecord, Header, Loc};
+
+/// Blocks read by the backward scans.
+pub const BLOCK: usize = 64 * 1024;
+
+/// Reads `[start, end)` of the file.
+pub fn read_region(file: &File, start: u64, end: u64) -> io::Result<Vec<u8>> {
+    let len = end - start;
+    let mut buf = Vec::with_capacity(len as usize);
+    let mut f = file;
+    f.seek(SeekFrom::Start(start))?;
+    // Into spare capacity: no zeroing of what is about to be overwritten.
+    f.take(len).read_to_end(&mut buf)?;
+    if buf.len() as u64 != len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file is shorter than expected"));
+    }
+    Ok(buf)
+}
+
+/// Splits `buf` (which starts a line at `base`) into lines without their `\n`. The bytes after the
+/// last `\n` are not returned.
+pub fn split(buf: &[u8], base: Loc) -> impl Iterator<Item = (Loc, &[u8])> {
+    let mut start = 0usize;
+    let mut line = base.line;
+    memchr::memchr_iter(b'\n', buf).map(move |nl| {
+        let loc = Loc { offset: base.offset + start as u64, line };
+        let text = &buf[start..nl];
+        start = nl + 1;
+        line += 1;
+        (loc, text)
+    })
+}
+
+/// What a file holds, found without reading its body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Layout {
+    pub header: Header,
+    /// Offset of line 2.
+    pub body: u64,
+    /// Offset after the last `\n`: the end of the complete lines.
+    pub end: u64,
+    /// The file's length; bytes in `[end, len)` are a torn last line.
+    pub len: u64,
+}
+
+impl Layout {
+    pub fn torn(&self) -> bool {
+        self.len > self.end
+    }
+}
+
+/// How a file without a complete header reads.
+#[derive(Debug, PartialEq)]
+pub enum Start {
+    /// A header and its newline.
+    Header(Layout),
+    /// Nothing, or a header cut short by a crash while the file was being created.
+    Empty { len: u64 },
+}
+
+/// The start of every header line this code writes.
+const HEADER_PREFIX: &[u8] = b"{\"type\":\"header\"";
+
+/// Reads the header and finds the end of the complete lines. Errors are the problem with line 1.
+pub fn layout(file: &File) -> io::Result<std::result::Result<Start, String>> {
+    let len = file.metadata()?.len();
+    let mut first = Vec::new();
+    let mut pos = 0u64;
+    let nl = loop {
+        if pos >= len {
+            break None;
+        }
+        let chunk = read_region(file, pos, len.min(pos + BLOCK as u64))?;
+        let found = memchr::memchr(b'\n', &chunk);
+        match found {
+            Some(i) => {
+                first.extend_from_slice(&chunk[..i]);
+                break Some(pos + i as u64);
+            }
+            None => first.extend_from_slice(&chunk),
+        }
+        pos += chunk.len() as u64;
+        if first.len() > 64 << 20 {
+            return Ok(Err("the first line is not a contextfold session header".into()));
+        }
+    };
+    let Some(nl) = nl else {
+        // No complete first line: a header torn while the file was created, or not a session.
+        let n = first.len().min(HEADER_PREFIX.len());
+        return Ok(if first[..n] == HEADER_PREFIX[..n] {
+            Ok(Start::Empty { len })
+        } else {
+            Err("not a contextfold session file (the first line is not a header)".into())
+        });
+    };
+    let header = match parse_header(&first) {
+        Ok(h) => h,
+        Err(e) => return Ok(Err(e)),
+    };
+    let body = nl + 1;
+    let end = complete_end(file, body, len)?;
+    Ok(Ok(Start::Header(Layout { header, body, end, len })))
+}
+
+/// The offset after the last `\n` at or after `floor` (which follows a `\n`).
+fn complete_end(file: &File, floor: u64, len: u64) -> io::Result<u64> {
+    let mut hi = len;
+    while hi > floor {
+        let lo = hi.saturating_sub(BLOCK as u64).max(floor);
+        let block = read_region(file, lo, hi)?;
+        if let Some(i) = memchr::memrchr(b'\n', &block) {
+            return Ok(lo + i as u64 + 1);
+        }
+        hi = lo;
+    }
+    Ok(floor)
+}
+
+/// The result of reading backward from the end to the latest compaction entry.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BackScan {
+    /// The latest compaction entry and where it starts (its line number is its own `line`).
+    pub found: Option<(Loc, CompactionRecord)>,
+    /// Complete lines after the found entry (or after the header when none was found).
+    pub after: u64,
+}
+
+impl BackScan {
+    /// The line number of the first line at or after `end` (the torn line, if any).
+    pub fn next_line(&self) -> u64 {
+        match &self.found {
+            Some((_, rec)) => rec.line + self.after + 1,
+            None => 2 + self.after,
+        }
+    }
+}
+
+/// Reads `[body, end)` backward in blocks until a line that starts with the compaction prefix
+/// parses (one that does not is passed over; the forward read reports it). Only lines written the
+/// canonical way are found (every compaction line this code writes); the cost is the bytes after
+/// that entry.
+pub fn scan_back(file: &File, body: u64, end: u64) -> io::Result<BackScan> {
+    let mut scan = BackScan::default();
+    if end <= body {
+        return Ok(scan);
+    }
+    // The line being looked at ends with the `\n` at `line_end`; `after` lines follow it.
+    let mut line_end = end - 1;
+    // The first bytes of the block after the current one, for prefixes that cross blocks.
+    let mut later: Vec<u8> = Vec::new();
+    let mut hi = end - 1;
+    // The header's `\n` (at body - 1) starts the first entry line.
+    let floor = body - 1;
+    loop {
+        let lo = hi.saturating_sub(BLOCK as u64).max(floor);
+        let block = read_region(file, lo, hi)?;
+        for i in memchr::memrchr_iter(b'\n', &block) {
+            let start = lo + i as u64 + 1;
+            if let Some(rec) = check(file, &block, lo, &later, start, line_end)? {
+                scan.found = Some((Loc { offset: start, line: rec.line }, rec));
+                return Ok(scan);
+            }
+            scan.after += 1;
+            line_end = start - 1;
+        }
+        if lo == floor {
+            return Ok(scan);
+        }
+        later = block[..block.len().min(COMPACTION_PREFIX.len())].to_vec();
+        hi = lo;
+    }
+}
+
+/// Looks at the line `[start, line_end)`: the compaction entry it holds, if it holds one that
+/// parses.
+fn check(
+    file: &File,
+    block: &[u8],
+    lo: u64,
+    later: &[u8],
+    start: u64,
+    line_end: u64,
+) -> io::Result<Option<CompactionRecord>> {
+    let len = (line_end - start) as usize;
+    if len < COMPACTION_PREFIX.len() {
+        return Ok(None);
+    }
+    let from = (start - lo) as usize;
+    let mut prefix = block[from.min(block.len())..].to_vec();
+    if prefix.len() < COMPACTION_PREFIX.len() {
+        prefix.extend_from_slice(later);
+    }
+    if !prefix.starts_with(COMPACTION_PREFIX) {
+        return Ok(None);
+    }
+    let line = read_region(file, start, line_end)?;
+    Ok(parse_compaction(&line).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::format::{encode_compaction, encode_header, VERSION};
+    use super::*;
+    use std::io::Write;
+
+    /// The number of `\n` in `[start, end)`.
+    pub fn count_lines(file: &File, start: u64, end: u64) -> io::Result<u64> {
+        let mut n = 0u64;
+        let mut pos = start;
+        while pos < end {
+            let hi = end.min(pos + (BLOCK as u64) * 16);
+            n += memchr::memchr_iter(b'\n', &read_region(file, pos, hi)?).count() as u64;
+            pos = hi;
+        }
+        Ok(n)
+    }
+
+    fn file_with(bytes: &[u8]) -> (tempfile::TempDir, File) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.jsonl");
+        std::fs::File::create(&path).unwrap().write_all(bytes).unwrap();
+        let f = File::open(&path).unwrap();
+        (dir, f)
+    }
+
+    fn header() -> Vec<u8> {
+        encode_header(&Header { version: VERSION, id: "s".into(), created: 0, session: None })
+    }
+
+    fn compaction(line: u64) -> Vec<u8> {
+        encode_compaction(&CompactionRecord { line, ..Default::default() })
+    }
+
+    #[test]
+    fn layout_finds_the_header_and_the_torn_tail() {
+        let mut bytes = header();
+        let body = bytes.len() as u64;
+        bytes.extend_from_slice(b"{\"type\":\"message\"}\n{\"type\":\"mess");
+        let (_d, f) = file_with(&bytes);
+        let Start::Header(l) = layout(&f).unwrap().unwrap() else { panic!() };
+        assert_eq!(l.body, body);
+        assert_eq!(l.end, body + 19);
+        assert!(l.torn());
+        let (_d, f) = file_with(b"{\"type\":\"hea");
+        assert_eq!(layout(&f).unwrap().unwrap(), Start::Empty { len: 12 });
+        let (_d, f) = file_with(b"");
+        assert_eq!(layout(&f).unwrap().unwrap(), Start::Empty { len: 0 });
+        let (_d, f) = file_with(b"hello world");
+        assert!(layout(&f).unwrap().is_err());
+        let (_d, f) = file_with(b"{\"a\":1}\n");
+        assert!(layout(&f).unwrap().unwrap_err().contains("not a contextfold"));
+    }
+
+    #[test]
+    fn torn_tails_longer_than_a_block_are_found() {
+        let mut bytes = header();
+        bytes.extend_from_slice(b"{\"type\":\"prune\"}\n");
+        let end = bytes.len() as u64;
+        bytes.extend(std::iter::repeat_n(b'x', BLOCK * 3 + 17));
+        let (_d, f) = file_with(&bytes);
+        let Start::Header(l) = layout(&f).unwrap().unwrap() else { panic!() };
+        assert_eq!(l.end, end);
+    }
+
+    #[test]
+    fn the_backward_scan_crosses_blocks_and_counts_lines() {
+        // Lines of every size around the block size, so prefixes and lines straddle blocks.
+        for filler in [1usize, 7, BLOCK - 30, BLOCK - 5, BLOCK, BLOCK + 3, 3 * BLOCK] {
+            for split_prefix in 0..4usize {
+                let mut bytes = header();
+                let body = bytes.len() as u64;
+                let mut line = 2u64;
+                let pad = |n: usize| {
+                    let mut v = b"{\"type\":\"message\",\"x\":\"".to_vec();
+                    v.extend(std::iter::repeat_n(b'a', n));
+                    v.extend_from_slice(b"\"}\n");
+                    v
+                };
+                bytes.extend(pad(filler));
+                line += 1;
+                let c_at = bytes.len() as u64;
+                bytes.extend(compaction(line));
+                line += 1;
+                for k in 0..5 {
+                    bytes.extend(pad(filler / (k + 1) + split_prefix));
+                    line += 1;
+                }
+                // A compaction-looking line that does not parse, after the good one.
+                bytes.extend_from_slice(b"{\"type\":\"compaction\",\"line\":\"x\"}\n");
+                line += 1;
+                bytes.extend(pad(3));
+                line += 1;
+                let end = bytes.len() as u64;
+                let (_d, f) = file_with(&bytes);
+                let scan = scan_back(&f, body, end).unwrap();
+                let (loc, rec) = scan.found.clone().unwrap();
+                assert_eq!(loc.offset, c_at, "filler {filler}");
+                assert_eq!(rec.line, 3);
+                assert_eq!(scan.after, 7);
+                assert_eq!(scan.next_line(), line);
+                assert_eq!(count_lines(&f, 0, end).unwrap(), line - 1);
+            }
+        }
+    }
+
+    #[test]
+    fn a_scan_without_compaction_reaches_the_header() {
+        let mut bytes = header();
+        let body = bytes.len() as u64;
+        for _ in 0..1000 {
+            bytes.extend_from_slice(b"{\"type\":\"prune\",\"compactedAt\":1}\n");
+        }
+        let (_d, f) = file_with(&bytes);
+        let scan = scan_back(&f, body, bytes.len() as u64).unwrap();
+        assert!(scan.found.is_none());
+        assert_eq!(scan.after, 1000);
+        assert_eq!(scan.next_line(), 1002);
+        let first = compaction(2);
+        let mut bytes = header();
+        bytes.extend(first);
+        let (_d, f) = file_with(&bytes);
+        let scan = scan_back(&f, body, bytes.len() as u64).unwrap();
+        assert_eq!(scan.found.unwrap().0, Loc { offset: body, line: 2 });
+    }
+
+    #[test]
+    fn split_numbers_lines_and_leaves_the_tail_out() {
+        let lines: Vec<_> = split(b"a\nbb\n\nccc", Loc { offset: 10, line: 4 }).collect();
+        assert_eq!(
+            lines,
+            vec![
+                (Loc { offset: 10, line: 4 }, &b"a"[..]),
+                (Loc { offset: 12, line: 5 }, &b"bb"[..]),
+                (Loc { offset: 15, line: 6 }, &b""[..]),
+            ]
+        );
+    }
+}

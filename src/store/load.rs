@@ -1,0 +1,257 @@
+//! Reading messages back: everything (`load_all`), or only what the context needs (`load`).
+//!
+//! A tail-first load reads backward from the end to the latest compaction entry, then parses the
+//! lines it points to: the kept head (when a partial compaction kept one) and its patches, and
+//! everything from the first kept line to the end. The result is checked against the entry (the
+//! compaction it names must be the one the loaded messages show); when it is not, or when the
+//! entry's offsets do not fit the file, the whole file is read instead.
+
+use std::fs::File;
+use std::io;
+use std::path::Path;
+
+use super::format::{CompactionRecord, Loc};
+use super::lines::{read_region, scan_back, split, Layout, BLOCK};
+use super::replay::{decode, decode_all, Applied, Decoded, Replay};
+use super::warning::Warning;
+use crate::error::{CfError, Code, Result};
+use crate::model::Message;
+use crate::policy::{Base, Cut};
+
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub messages: Vec<Message>,
+    pub warnings: Vec<Warning>,
+    /// Set when only part of the file was read: the view of the first `base.len` messages (give
+    /// it to `History::from_messages_at`).
+    pub base: Option<Base>,
+}
+
+impl Loaded {
+    pub fn tail_first(&self) -> bool {
+        self.base.is_some()
+    }
+}
+
+/// Applies lines, turning problems into `CF_CORRUPT_SESSION` (or warnings with `recover`).
+struct Reading<'a> {
+    path: &'a Path,
+    recover: bool,
+    warnings: Vec<Warning>,
+}
+
+impl Reading<'_> {
+    fn corrupt(&mut self, loc: Loc, problem: String) -> Result<()> {
+        if self.recover {
+            self.warnings.push(Warning::at(loc, format!("{problem}; line skipped")));
+            Ok(())
+        } else {
+            Err(CfError::new(
+                Code::CorruptSession,
+                format!("{}: line {} (byte {}): {problem}", self.path.display(), loc.line, loc.offset),
+            ))
+        }
+    }
+
+    fn apply(&mut self, replay: &mut Replay, loc: Loc, decoded: std::result::Result<Decoded, String>) -> Result<()> {
+        match decoded.and_then(|d| replay.apply(loc, d)) {
+            Ok(Applied::Done) => Ok(()),
+            Ok(Applied::Skipped) => {
+                self.warnings.push(Warning::at(loc, "entry type unknown to this version; skipped"));
+                Ok(())
+            }
+            Err(problem) => self.corrupt(loc, problem),
+        }
+    }
+
+    fn torn(&mut self, layout: &Layout, line: u64) {
+        if layout.torn() {
+            self.warnings.push(torn_warning(layout, line));
+        }
+    }
+}
+
+pub fn torn_warning(layout: &Layout, line: u64) -> Warning {
+    Warning::at(
+        Loc { offset: layout.end, line },
+        format!("incomplete last line ({} bytes, a write cut short): ignored", layout.len - layout.end),
+    )
+}
+
+pub fn io_error(path: &Path, e: &io::Error) -> CfError {
+    super::io_error(path, "cannot read", e)
+}
+
+/// Every line, in order.
+pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool) -> Result<Loaded> {
+    let mut reading = Reading { path, recover, warnings: Vec::new() };
+    let buf = read_region(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
+    let lines: Vec<(Loc, &[u8])> = split(&buf, Loc { offset: layout.body, line: 2 }).collect();
+    let mut replay = Replay::new(false);
+    for ((loc, _), decoded) in lines.iter().zip(decode_all(&lines)) {
+        reading.apply(&mut replay, *loc, decoded)?;
+    }
+    reading.torn(layout, lines.len() as u64 + 2);
+    Ok(Loaded { messages: replay.into_messages(), warnings: reading.warnings, base: None })
+}
+
+/// What the context needs: from the latest compaction entry when there is a usable one.
+pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool) -> Result<Loaded> {
+    let scan = scan_back(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
+    let Some((at, rec)) = scan.found.clone() else {
+        return load_all(file, layout, path, recover);
+    };
+    if rec.request.is_none() {
+        return load_all(file, layout, path, recover);
+    }
+    let mut reading = Reading { path, recover, warnings: Vec::new() };
+    match tail_first(file, layout, &rec, at, &mut reading)? {
+        Some((messages, base)) => {
+            reading.torn(layout, scan.next_line());
+            Ok(Loaded { messages, warnings: reading.warnings, base: Some(base) })
+        }
+        None => {
+            let mut all = load_all(file, layout, path, recover)?;
+            all.warnings.insert(
+                0,
+                Warning::at(at, "compaction entry does not match the file (a crash between writes?): read every line"),
+            );
+            Ok(all)
+        }
+    }
+}
+
+/// The line starting at `offset` (without its `\n`), if one starts there before `end`.
+fn line_at(file: &File, offset: u64, end: u64) -> io::Result<Option<Vec<u8>>> {
+    if offset >= end {
+        return Ok(None);
+    }
+    if offset > 0 && read_region(file, offset - 1, offset)?[0] != b'\n' {
+        return Ok(None);
+    }
+    let mut line = Vec::new();
+    let mut pos = offset;
+    while pos < end {
+        let chunk = read_region(file, pos, end.min(pos + BLOCK as u64))?;
+        if let Some(i) = memchr::memchr(b'\n', &chunk) {
+            line.extend_from_slice(&chunk[..i]);
+            return Ok(Some(line));
+        }
+        line.extend_from_slice(&chunk);
+        pos += chunk.len() as u64;
+    }
+    Ok(None)
+}
+
+/// The id of the message a `message` line adds, if it is one.
+fn message_id(line: &[u8]) -> Option<String> {
+    match decode(line) {
+        Ok(Decoded::Message(m)) => Some(m.id),
+        _ => None,
+    }
+}
+
+/// Loads the runs and patches `rec` points to, the last run up to the end; `None` when they do not
+/// fit the file, or when an update that may change the view follows the entry (the writer stopped
+/// before the entry that would have followed it).
+fn tail_first(
+    file: &File,
+    layout: &Layout,
+    rec: &CompactionRecord,
+    at: Loc,
+    reading: &mut Reading<'_>,
+) -> Result<Option<(Vec<Message>, Base)>> {
+    let io = |e: io::Error| io_error(reading.path, &e);
+    let (Some(_), Some(summary), Some(last)) = (&rec.request, &rec.summary, rec.runs.last()) else {
+        return Ok(None);
+    };
+    // Runs in file order, inside the file, before this entry; the summary in the last one.
+    let ordered = rec.runs.windows(2).all(|w| w[0].end <= w[1].offset);
+    let inside =
+        rec.runs.iter().all(|r| r.offset >= layout.body && r.offset < r.end && r.end <= at.offset && r.count > 0);
+    if !ordered || !inside || summary.offset < last.offset || summary.offset >= at.offset {
+        return Ok(None);
+    }
+    // Every line to read, with where it is.
+    let mut chunks: Vec<(Vec<u8>, Loc)> = Vec::new();
+    for run in &rec.runs[..rec.runs.len() - 1] {
+        if message_id(&line_at(file, run.offset, run.end).map_err(io)?.unwrap_or_default()).as_deref()
+            != Some(run.id.as_str())
+        {
+            return Ok(None);
+        }
+        let buf = read_region(file, run.offset, run.end).map_err(io)?;
+        if buf.last() != Some(&b'\n') {
+            return Ok(None);
+        }
+        chunks.push((buf, Loc { offset: run.offset, line: run.line }));
+    }
+    let Some(first) = line_at(file, last.offset, layout.end).map_err(io)? else {
+        return Ok(None);
+    };
+    if message_id(&first).as_deref() != Some(last.id.as_str()) {
+        return Ok(None);
+    }
+    chunks
+        .push((read_region(file, last.offset, layout.end).map_err(io)?, Loc { offset: last.offset, line: last.line }));
+    let mut lines: Vec<(Loc, Vec<u8>)> = Vec::new();
+    for p in &rec.patches {
+        let outside = p.offset >= layout.body
+            && p.offset < last.offset
+            && !rec.runs.iter().any(|r| (r.offset..r.end).contains(&p.offset));
+        let Some(line) = outside.then(|| line_at(file, p.offset, last.offset)).transpose().map_err(io)?.flatten()
+        else {
+            return Ok(None);
+        };
+        lines.push((*p, line));
+    }
+    for (buf, base) in &chunks {
+        lines.extend(split(buf, *base).map(|(loc, l)| (loc, l.to_vec())));
+    }
+    lines.sort_by_key(|(loc, _)| loc.offset);
+    // The entry's own numbering must agree with its place in the file.
+    if !lines.iter().any(|(loc, _)| *loc == at) {
+        return Ok(None);
+    }
+    let refs: Vec<(Loc, &[u8])> = lines.iter().map(|(loc, l)| (*loc, l.as_slice())).collect();
+    let mut replay = Replay::new(true);
+    for ((loc, _), decoded) in refs.iter().zip(decode_all(&refs)) {
+        if loc.offset > at.offset && matches!(decoded, Ok(Decoded::Update(_, true))) {
+            return Ok(None);
+        }
+        if !matches!(decoded, Ok(Decoded::Update(..) | Decoded::Prune(_)) | Err(_)) && rec.patches.contains(loc) {
+            return Ok(None);
+        }
+        reading.apply(&mut replay, *loc, decoded)?;
+    }
+    Ok(base_of(&replay, rec).map(|base| (replay.into_messages(), base)))
+}
+
+/// The view state `rec` records, in positions of the loaded messages; `None` if they are not the
+/// messages it names.
+fn base_of(replay: &Replay, rec: &CompactionRecord) -> Option<Base> {
+    let (msgs, lines) = (replay.messages(), replay.lines());
+    let summary = rec.summary.as_ref()?;
+    let request = rec.request.as_ref()?;
+    // The shown messages are the loaded ones up to the summary; their runs start where recorded.
+    let len = lines.iter().position(|&l| l == summary.line)? + 1;
+    if msgs[len - 1].id != summary.id || rec.runs.iter().map(|r| r.count).sum::<u64>() != len as u64 {
+        return None;
+    }
+    let mut k = 0usize;
+    for run in &rec.runs {
+        if msgs[k].id != run.id || lines[k] != run.line {
+            return None;
+        }
+        k += run.count as usize;
+    }
+    let order: Vec<usize> = rec.order.iter().flat_map(|&[a, b]| a as usize..b as usize).filter(|&i| i < len).collect();
+    let answered: Vec<usize> = rec.answered.iter().map(|&a| a as usize).filter(|&i| i < len).collect();
+    let request = msgs[..len].iter().position(|m| m.id == request.id)?;
+    if order.len() != rec.order.iter().map(|&[a, b]| b.saturating_sub(a) as usize).sum::<usize>()
+        || answered.len() != rec.answered.len()
+    {
+        return None;
+    }
+    Some(Base { len, order, answered, cut: Some(Cut { request, summary: len - 1 }) })
+}

@@ -1,0 +1,45 @@
+//! The session store: an append-only JSONL file per session, crash-safe, one writer at a time,
+//! loaded tail-first so opening a long compacted session costs what its context costs.
+//!
+//! - `format`: the lines (header, `message`, `update`, `prune`, `compaction`)
+//! - `lines`: layout of a file, regions, the backward scan to the latest compaction entry
+//! - `replay`: entries applied in order give the messages
+//! - `load`: full and tail-first loads
+//! - `index`: what a writer knows (ids, line offsets, compaction structure)
+//! - `writer`: appends, durability, torn-tail repair, compaction entries
+//! - `lock`: the writer lock; `durability`: when entries are synced; `warning`: what was skipped
+//! - `store`: `SessionStore`, tying them together
+
+mod durability;
+mod format;
+mod index;
+mod lines;
+mod load;
+mod lock;
+mod replay;
+#[allow(clippy::module_inception)]
+mod store;
+mod warning;
+mod writer;
+
+pub use durability::Durability;
+pub use format::{At, CompactionRecord, Header, Loc, PruneRecord, VERSION};
+pub use load::Loaded;
+pub use lock::lock_path;
+pub use store::{parse_open_options, Loader, OpenOptions, SessionStore};
+pub use warning::Warning;
+
+#[cfg(test)]
+mod tests;
+
+#[cfg(test)]
+mod props;
+
+use std::path::Path;
+
+use crate::error::{CfError, Code};
+
+/// `CF_IO`, naming the file, what was being done and the OS's reason.
+pub(crate) fn io_error(path: &Path, doing: &str, e: &std::io::Error) -> CfError {
+    CfError::new(Code::Io, format!("{doing} {}: {e}", path.display()))
+}

@@ -1,0 +1,226 @@
+//! Property: on random sequences of appends, updates, prunes, compactions (full and partial,
+//! completed or not, completed later or failed later) and reopenings, a tail-first load shows
+//! exactly what a full load shows, and the full load is the sequence applied in memory.
+
+use proptest::prelude::*;
+use serde_json::json;
+
+use super::format::PruneRecord;
+use super::tests::{full_view, msg, opts, request, summary, user};
+use super::{OpenOptions, SessionStore};
+use crate::model::{Message, Part, ToolState};
+use crate::session::History;
+
+#[derive(Clone, Debug)]
+enum Op {
+    User(usize),
+    Tools(u8, usize),
+    /// Replace the message `k` (from the end) with a longer text.
+    Edit(usize),
+    /// Prune the newest `n` tool outputs.
+    Prune(usize),
+    /// A request keeping `tail_back` messages (0: no tail id; past the start: a missing id),
+    /// optionally hiding from `hidden_back`; the summary finished or not.
+    Compact {
+        tail_back: usize,
+        hidden_back: Option<usize>,
+        finished: bool,
+    },
+    /// Flip the latest summary between completed and failed.
+    FlipSummary,
+    Reopen,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        5 => (1usize..300).prop_map(Op::User),
+        4 => (1u8..3, 1usize..2000).prop_map(|(n, len)| Op::Tools(n, len)),
+        2 => (0usize..12).prop_map(Op::Edit),
+        1 => (1usize..4).prop_map(Op::Prune),
+        2 => (0usize..15, prop::option::of(0usize..30), prop::bool::weighted(0.8))
+            .prop_map(|(tail_back, hidden_back, finished)| Op::Compact { tail_back, hidden_back, finished }),
+        1 => Just(Op::FlipSummary),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+fn tools(id: &str, n: u8, len: usize) -> Message {
+    let parts: Vec<_> = (0..n)
+        .map(|k| {
+            json!({"type": "tool", "id": format!("{id}-p{k}"), "callID": format!("{id}-c{k}"), "tool": "bash",
+                   "state": {"status": "completed", "input": {"k": k}, "output": "o ".repeat(len)}})
+        })
+        .collect();
+    msg(json!({"id": id, "role": "assistant", "finish": "stop", "parts": parts}))
+}
+
+/// The same operations on a plain list: what a full load must give back.
+#[derive(Default)]
+struct Model {
+    messages: Vec<Message>,
+}
+
+impl Model {
+    fn find(&mut self, id: &str) -> &mut Message {
+        self.messages.iter_mut().find(|m| m.id == id).unwrap()
+    }
+}
+
+fn open(path: &std::path::Path) -> SessionStore {
+    SessionStore::open(path, OpenOptions::default()).unwrap()
+}
+
+fn run(ops: &[Op]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    let mut store = open(&path);
+    let mut model = Model::default();
+    let mut seq = 0usize;
+    let mut last_summary: Option<(String, String, bool)> = None;
+    for op in ops {
+        seq += 1;
+        let n = model.messages.len();
+        match op {
+            Op::User(len) => {
+                let m = user(&format!("u{seq}"), &"w ".repeat(*len));
+                store.append(&m).unwrap();
+                model.messages.push(m);
+            }
+            Op::Tools(k, len) => {
+                let m = tools(&format!("a{seq}"), *k, *len);
+                store.append(&m).unwrap();
+                model.messages.push(m);
+            }
+            Op::Edit(back) => {
+                if n == 0 {
+                    continue;
+                }
+                let old = &model.messages[n - 1 - back % n];
+                // Keep structural messages what they are (FlipSummary changes summaries).
+                if old.compaction().is_some() || old.is_summary() {
+                    continue;
+                }
+                let m = user(&old.id, &format!("edited {seq}"));
+                store.update(&m).unwrap();
+                let id = m.id.clone();
+                *model.find(&id) = m;
+            }
+            Op::Prune(count) => {
+                let mut p = PruneRecord { compacted_at: seq as f64, ..Default::default() };
+                'outer: for m in model.messages.iter_mut().rev() {
+                    for part in &mut m.parts {
+                        if let Part::Tool(t) = part {
+                            if let ToolState::Completed { compacted_at, .. } = &mut t.state {
+                                if compacted_at.is_none() {
+                                    *compacted_at = Some(seq as f64);
+                                    p.message_ids.push(m.id.clone());
+                                    p.part_ids.push(t.id.clone());
+                                    if p.part_ids.len() == *count {
+                                        break 'outer;
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+                store.prune(&p).unwrap();
+            }
+            Op::Compact { tail_back, hidden_back, finished } => {
+                let tail = match *tail_back {
+                    0 => None,
+                    b if b > n => Some("missing".to_string()),
+                    b => Some(model.messages[n - b].id.clone()),
+                };
+                let hidden =
+                    hidden_back.map(|b| if b >= n { "missing".to_string() } else { model.messages[b].id.clone() });
+                let r = request(&format!("r{seq}"), tail.as_deref(), hidden.as_deref());
+                let s = summary(&format!("s{seq}"), &r.id, *finished);
+                store.append(&r).unwrap();
+                store.append(&s).unwrap();
+                last_summary = Some((s.id.clone(), r.id.clone(), *finished));
+                model.messages.push(r);
+                model.messages.push(s);
+            }
+            Op::FlipSummary => {
+                let Some((id, parent, done)) = last_summary.as_mut() else {
+                    continue;
+                };
+                *done = !*done;
+                let s = summary(id, parent, *done);
+                store.update(&s).unwrap();
+                *model.find(id) = s;
+            }
+            Op::Reopen => {
+                store.close().unwrap();
+                store = open(&path);
+            }
+        }
+        // The file on disk is always what was applied in memory.
+        let mut reader = SessionStore::open(&path, OpenOptions { read_only: true, ..Default::default() }).unwrap();
+        assert_eq!(reader.load_all().unwrap(), model.messages);
+        let loaded = reader.loader().unwrap().context_messages().unwrap();
+        assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+        let was_tail_first = loaded.tail_first();
+        let tail_first =
+            History::from_messages_at(loaded.messages, loaded.base.unwrap_or_default(), opts(), &|| false).unwrap();
+        let full = History::from_messages(model.messages.clone(), opts(), &|| false).unwrap();
+        let shown: Vec<Message> = tail_first.visible().into_iter().map(|e| e.msg.clone()).collect();
+        assert_eq!(shown, full_view(model.messages.clone()));
+        assert_eq!(tail_first.usage(), full.usage());
+        assert_eq!(tail_first.select(), full.select());
+        // Whenever a compaction is in force, the load read only part of the file.
+        if full.view().cut.is_some() {
+            assert!(was_tail_first);
+        }
+        // A session loaded that way goes on like the whole one: compacted again, keeping the
+        // second half of its context and the first message as head.
+        let (mut a, mut b) = (tail_first, full);
+        if !shown.is_empty() {
+            let tail = shown[shown.len() / 2].id.clone();
+            let head = shown[shown.len().min(2) - 1].id.clone();
+            let r = request(&format!("next-r{seq}"), Some(&tail), Some(&head));
+            let s = summary(&format!("next-s{seq}"), &r.id, true);
+            for m in [r, s, user(&format!("next-u{seq}"), "after")] {
+                a.append(m.clone()).unwrap();
+                b.append(m).unwrap();
+            }
+            let ids = |h: &History| h.visible().into_iter().map(|e| e.msg.id.clone()).collect::<Vec<_>>();
+            assert_eq!(ids(&a), ids(&b));
+            assert_eq!(a.usage(), b.usage());
+        }
+    }
+}
+
+proptest! {
+    // PROPTEST_CASES=N runs more.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn tail_first_loads_show_what_full_loads_show(ops in prop::collection::vec(op(), 1..40)) {
+        run(&ops);
+    }
+}
+
+#[test]
+fn a_long_sequence_with_many_compactions() {
+    let mut ops = Vec::new();
+    for i in 0..120usize {
+        ops.push(match i % 11 {
+            0 | 3 | 6 => Op::User(50 + i),
+            1 | 4 | 7 => Op::Tools(2, 300 + i * 7),
+            2 => Op::Edit(i % 5),
+            5 => Op::Prune(2),
+            8 => Op::Compact {
+                tail_back: 1 + i % 9,
+                hidden_back: if i % 2 == 0 { Some(i % 13) } else { None },
+                finished: i % 7 != 0,
+            },
+            9 => Op::FlipSummary,
+            _ => Op::Reopen,
+        });
+    }
+    run(&ops);
+}

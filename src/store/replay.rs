@@ -1,0 +1,219 @@
+//! Entries applied in file order give the messages: `message` adds one, `update` replaces it,
+//! `prune` marks tool outputs with `compactedAt`; `compaction` entries only say where to read
+//! (a load uses them before the replay).
+
+use std::collections::HashMap;
+
+use super::format::{self, CompactionRecord, Kind, Loc, PruneRecord};
+use crate::model::{Message, Part, ToolState};
+
+/// One line, parsed.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decoded {
+    Header,
+    Message(Message),
+    /// The new version, and whether the line is marked as one that may change the view.
+    Update(Message, bool),
+    Prune(PruneRecord),
+    Compaction(CompactionRecord),
+    /// An entry type this version does not know.
+    Unknown,
+}
+
+/// Parses one line (no `\n`). The error says what is wrong with it.
+pub fn decode(line: &[u8]) -> Result<Decoded, String> {
+    Ok(match format::kind(line)? {
+        Kind::Header => Decoded::Header,
+        Kind::Message => Decoded::Message(format::parse_message_line(line)?.0),
+        Kind::Update => {
+            let (m, view) = format::parse_message_line(line)?;
+            Decoded::Update(m, view)
+        }
+        Kind::Prune => Decoded::Prune(format::parse_prune(line)?),
+        Kind::Compaction => Decoded::Compaction(format::parse_compaction(line)?),
+        Kind::Unknown => Decoded::Unknown,
+    })
+}
+
+/// Parses lines on every core (the order of the results is the order of the lines).
+pub fn decode_all(lines: &[(Loc, &[u8])]) -> Vec<Result<Decoded, String>> {
+    const MIN_PER_THREAD: usize = 64;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(lines.len().div_ceil(MIN_PER_THREAD))
+        .max(1);
+    if threads == 1 {
+        return lines.iter().map(|(_, l)| decode(l)).collect();
+    }
+    // Split by bytes, not by lines: one long line should not leave a thread with all the work.
+    let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
+    let share = total.div_ceil(threads);
+    let mut chunks: Vec<&[(Loc, &[u8])]> = Vec::with_capacity(threads);
+    let (mut start, mut acc) = (0, 0);
+    for (i, (_, l)) in lines.iter().enumerate() {
+        acc += l.len() + 1;
+        if acc >= share {
+            chunks.push(&lines[start..=i]);
+            start = i + 1;
+            acc = 0;
+        }
+    }
+    if start < lines.len() {
+        chunks.push(&lines[start..]);
+    }
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = chunks
+            .into_iter()
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|(_, l)| decode(l)).collect::<Vec<_>>()))
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().expect("decoding never panics")).collect()
+    })
+}
+
+/// What applying an entry did, besides changing messages.
+#[derive(Debug, PartialEq)]
+pub enum Applied {
+    Done,
+    /// An entry type this version does not know, skipped.
+    Skipped,
+}
+
+/// Messages rebuilt from entries. A partial replay (a tail-first load) ignores updates and prunes
+/// of messages it did not read; a full one treats an update of an unknown id as corrupt.
+#[derive(Debug, Default)]
+pub struct Replay {
+    messages: Vec<Message>,
+    index: HashMap<String, usize>,
+    lines: Vec<u64>,
+    partial: bool,
+}
+
+impl Replay {
+    pub fn new(partial: bool) -> Replay {
+        Replay { partial, ..Default::default() }
+    }
+
+    pub fn apply(&mut self, loc: Loc, entry: Decoded) -> Result<Applied, String> {
+        match entry {
+            Decoded::Header => return Err("a second header".into()),
+            Decoded::Message(m) => {
+                if let Some(&i) = self.index.get(&m.id) {
+                    return Err(format!("message {:?} was already added at line {}", m.id, self.lines[i]));
+                }
+                self.index.insert(m.id.clone(), self.messages.len());
+                self.messages.push(m);
+                self.lines.push(loc.line);
+            }
+            Decoded::Update(m, _) => match self.index.get(&m.id) {
+                Some(&i) => self.messages[i] = m,
+                None if self.partial => {}
+                None => return Err(format!("update of message {:?}, which no earlier line adds", m.id)),
+            },
+            Decoded::Prune(p) => self.prune(&p),
+            Decoded::Compaction(_) => {}
+            Decoded::Unknown => return Ok(Applied::Skipped),
+        }
+        Ok(Applied::Done)
+    }
+
+    /// Marks the listed tool outputs as cleared; parts that are not completed tool calls, and
+    /// messages not read, are left alone.
+    fn prune(&mut self, p: &PruneRecord) {
+        for (mid, pid) in p.message_ids.iter().zip(&p.part_ids) {
+            let Some(&i) = self.index.get(mid) else {
+                continue;
+            };
+            for part in &mut self.messages[i].parts {
+                if let Part::Tool(t) = part {
+                    if &t.id == pid {
+                        if let ToolState::Completed { compacted_at, .. } = &mut t.state {
+                            *compacted_at = Some(p.compacted_at);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Line numbers of the messages' `message` lines.
+    pub fn lines(&self) -> &[u64] {
+        &self.lines
+    }
+
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::parse_message;
+    use serde_json::json;
+
+    fn loc(line: u64) -> Loc {
+        Loc { offset: line * 100, line }
+    }
+
+    fn tool_msg(id: &str) -> Message {
+        parse_message(json!({"id": id, "role": "assistant", "parts": [
+            {"type": "tool", "id": format!("{id}-t"), "callID": "c", "tool": "bash",
+             "state": {"status": "completed", "input": {}, "output": "out"}},
+            {"type": "text", "id": format!("{id}-x"), "text": "t"}
+        ]}))
+        .unwrap()
+    }
+
+    #[test]
+    fn entries_apply_in_order() {
+        let mut r = Replay::new(false);
+        r.apply(loc(2), Decoded::Message(tool_msg("a"))).unwrap();
+        r.apply(loc(3), Decoded::Message(tool_msg("b"))).unwrap();
+        let prune = PruneRecord {
+            compacted_at: 7.0,
+            message_ids: vec!["a".into(), "a".into(), "zz".into()],
+            part_ids: vec!["a-t".into(), "a-x".into(), "zz-t".into()],
+        };
+        r.apply(loc(4), Decoded::Prune(prune)).unwrap();
+        let Part::Tool(t) = &r.messages()[0].parts[0] else { panic!() };
+        assert!(t.is_pruned());
+        let mut b2 = tool_msg("b");
+        b2.finish = Some("stop".into());
+        r.apply(loc(5), Decoded::Update(b2.clone(), false)).unwrap();
+        assert_eq!(r.messages()[1], b2);
+        assert_eq!(
+            r.apply(loc(6), Decoded::Message(tool_msg("a"))).unwrap_err(),
+            "message \"a\" was already added at line 2"
+        );
+        assert!(r.apply(loc(7), Decoded::Update(tool_msg("c"), false)).unwrap_err().contains("no earlier line adds"));
+        assert_eq!(r.apply(loc(8), Decoded::Unknown).unwrap(), Applied::Skipped);
+        assert!(r.apply(loc(9), Decoded::Header).is_err());
+        let mut partial = Replay::new(true);
+        assert_eq!(partial.apply(loc(2), Decoded::Update(tool_msg("c"), true)).unwrap(), Applied::Done);
+        assert!(partial.messages().is_empty());
+    }
+
+    #[test]
+    fn parallel_decoding_keeps_the_order() {
+        let lines: Vec<Vec<u8>> = (0..1000)
+            .map(|i| {
+                let mut l = format::encode_message(&tool_msg(&format!("m{i}")));
+                l.pop();
+                if i % 97 == 5 {
+                    l.truncate(l.len() / 2);
+                }
+                l
+            })
+            .collect();
+        let refs: Vec<(Loc, &[u8])> =
+            lines.iter().enumerate().map(|(i, l)| (loc(i as u64 + 2), l.as_slice())).collect();
+        let serial: Vec<_> = refs.iter().map(|(_, l)| decode(l)).collect();
+        assert_eq!(decode_all(&refs), serial);
+        assert!(serial[5].is_err());
+    }
+}

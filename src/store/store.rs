@@ -1,0 +1,458 @@
+//! `SessionStore`: a session file opened for writing (one writer, OS-locked) or for reading.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::durability::Durability;
+use super::format::{self, Header, Loc, PruneRecord, VERSION};
+use super::lines::{layout, scan_back, Layout, Start};
+use super::load::{self, torn_warning, Loaded};
+use super::lock::WriterLock;
+use super::warning::{Warning, Warnings};
+use super::writer::Writer;
+use crate::error::{CfError, Code, Result};
+use crate::model::Message;
+use crate::policy::parse_options;
+use crate::session::{History, SessionOptions};
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenOptions {
+    /// Create the file when it does not exist (writers only; default true).
+    pub create: bool,
+    /// Read only: never takes the writer lock, never writes.
+    pub read_only: bool,
+    pub durability: Durability,
+    /// Skip corrupt lines (reported in `warnings`) instead of failing.
+    pub recover: bool,
+    /// Written to the header of a new file, and the default options of `load()`.
+    pub session: Option<Value>,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { create: true, read_only: false, durability: Durability::Entry, recover: false, session: None }
+    }
+}
+
+/// Reads `{ create?, readOnly?, durability?, batchEntries?, batchMs?, recover?, session? }`.
+pub fn parse_open_options(value: Option<Value>) -> Result<OpenOptions> {
+    #[derive(Default, Deserialize)]
+    #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+    struct Args {
+        create: Option<bool>,
+        read_only: Option<bool>,
+        durability: Option<String>,
+        batch_entries: Option<u32>,
+        batch_ms: Option<u32>,
+        recover: Option<bool>,
+        session: Option<Value>,
+    }
+    let args: Args = match value {
+        None | Some(Value::Null) => Args::default(),
+        Some(v) => parse_options("options", v)?,
+    };
+    let durability = Durability::parse(args.durability.as_deref(), args.batch_entries, args.batch_ms)
+        .map_err(|e| CfError::invalid_argument(format!("options.{e}")))?;
+    let session = match args.session {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            parse_options::<SessionOptions>("options.session", v.clone())?;
+            Some(v)
+        }
+    };
+    Ok(OpenOptions {
+        create: args.create.unwrap_or(true),
+        read_only: args.read_only.unwrap_or(false),
+        durability,
+        recover: args.recover.unwrap_or(false),
+        session,
+    })
+}
+
+fn not_found(path: &Path) -> CfError {
+    CfError::new(Code::SessionNotFound, format!("{}: no such session file", path.display()))
+}
+
+fn corrupt_header(path: &Path, problem: &str) -> CfError {
+    CfError::new(Code::CorruptSession, format!("{}: line 1 (byte 0): {problem}", path.display()))
+}
+
+fn open_error(path: &Path, e: &io::Error) -> CfError {
+    if e.kind() == io::ErrorKind::NotFound {
+        not_found(path)
+    } else {
+        super::io_error(path, "cannot open", e)
+    }
+}
+
+/// What loads need, independent of the writer: can be sent to another thread.
+#[derive(Clone, Debug)]
+pub struct Loader {
+    path: PathBuf,
+    recover: bool,
+    session: Option<Value>,
+    warnings: Warnings,
+}
+
+impl Loader {
+    /// A fresh handle and the file's current layout (`None`: no header yet).
+    fn open(&self) -> Result<(File, Option<Layout>)> {
+        let file = File::open(&self.path).map_err(|e| open_error(&self.path, &e))?;
+        let read = |e: io::Error| load::io_error(&self.path, &e);
+        match layout(&file).map_err(read)? {
+            Err(problem) => Err(corrupt_header(&self.path, &problem)),
+            Ok(Start::Empty { len }) => {
+                if len > 0 {
+                    self.warnings.add([torn_header(len)]);
+                }
+                Ok((file, None))
+            }
+            Ok(Start::Header(l)) => Ok((file, Some(l))),
+        }
+    }
+
+    fn report(&self, loaded: Loaded) -> Vec<Message> {
+        self.warnings.add(loaded.warnings);
+        loaded.messages
+    }
+
+    /// The messages the context needs (tail-first when the file has a compaction entry).
+    pub fn context_messages(&self) -> Result<Loaded> {
+        let (file, l) = self.open()?;
+        match l {
+            None => Ok(Loaded::default()),
+            Some(l) => load::load(&file, &l, &self.path, self.recover),
+        }
+    }
+
+    /// Every message, in order, each in its latest version.
+    pub fn all_messages(&self) -> Result<Vec<Message>> {
+        let (file, l) = self.open()?;
+        match l {
+            None => Ok(Vec::new()),
+            Some(l) => Ok(self.report(load::load_all(&file, &l, &self.path, self.recover)?)),
+        }
+    }
+
+    /// The options a load uses: the given ones, else those given to `open`, else the header's.
+    fn options(&self, given: Option<SessionOptions>) -> Result<SessionOptions> {
+        if let Some(o) = given {
+            return Ok(o);
+        }
+        if let Some(v) = &self.session {
+            return parse_options("options.session", v.clone());
+        }
+        let (_, l) = self.open()?;
+        match l.and_then(|l| l.header.session) {
+            Some(v) => parse_options("the header's session options", v),
+            None => Err(CfError::invalid_argument(format!(
+                "{}: no session options: pass them to load(), or to open() as `session`",
+                self.path.display()
+            ))),
+        }
+    }
+
+    /// A history of what the context needs; its `visible()` is what a full load would show.
+    pub fn history(&self, given: Option<SessionOptions>, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
+        let opts = self.options(given)?;
+        if aborted() {
+            return Err(CfError::aborted());
+        }
+        let mut loaded = self.context_messages()?;
+        let base = loaded.base.take().unwrap_or_default();
+        let messages = self.report(loaded);
+        if aborted() {
+            return Err(CfError::aborted());
+        }
+        History::from_messages_at(messages, base, opts, aborted)
+    }
+
+    /// Writes every message, one JSON object per line, to `to` (through a temporary file renamed
+    /// over it). Returns how many.
+    pub fn export(&self, to: &Path) -> Result<usize> {
+        if same_file(to, &self.path) {
+            return Err(CfError::invalid_argument(format!("export: {} is the session file itself", to.display())));
+        }
+        let messages = self.all_messages()?;
+        let mut tmp = to.as_os_str().to_owned();
+        tmp.push(format!(".{}.tmp", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        let write = || -> io::Result<()> {
+            let mut w = BufWriter::new(File::create(&tmp)?);
+            for m in &messages {
+                serde_json::to_writer(&mut w, m)?;
+                w.write_all(b"\n")?;
+            }
+            w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            std::fs::rename(&tmp, to)
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            super::io_error(to, "cannot export to", &e)
+        })?;
+        Ok(messages.len())
+    }
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn torn_header(len: u64) -> Warning {
+    Warning::at(
+        Loc { offset: 0, line: 1 },
+        format!("incomplete header ({len} bytes, the file was being created): ignored"),
+    )
+}
+
+/// The warning for a torn last line, with its line number (found by reading back to the latest
+/// compaction entry).
+fn torn_tail(file: &File, path: &Path, l: &Layout) -> Result<Warning> {
+    let scan = scan_back(file, l.body, l.end).map_err(|e| load::io_error(path, &e))?;
+    Ok(torn_warning(l, scan.next_line()))
+}
+
+/// A random id in the UUID v4 layout.
+fn new_session_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let word = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(nanos);
+        h.write_u32(std::process::id());
+        h.write_u64(SEQ.fetch_add(1, Ordering::Relaxed));
+        h.write_u64(salt);
+        h.finish()
+    };
+    let (a, b) = (word(1), word(2));
+    let a = (a & !0xf000) | 0x4000;
+    let b = (b & !(0b11 << 62)) | (0b10 << 62);
+    format!(
+        "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xffff,
+        b >> 48,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Makes a new file's directory entry durable (Unix; elsewhere a no-op).
+fn sync_dir(path: &Path) {
+    #[cfg(unix)]
+    if let Some(dir) = path.parent() {
+        let dir = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+pub struct SessionStore {
+    path: PathBuf,
+    header: Option<Header>,
+    loader: Loader,
+    writer: Option<Writer>,
+    closed: bool,
+}
+
+impl SessionStore {
+    pub fn open(path: impl AsRef<Path>, opts: OpenOptions) -> Result<SessionStore> {
+        let path = path.as_ref().to_path_buf();
+        let loader = Loader {
+            path: path.clone(),
+            recover: opts.recover,
+            session: opts.session.clone(),
+            warnings: Warnings::default(),
+        };
+        let read = |e: io::Error| load::io_error(&path, &e);
+        if opts.read_only {
+            let file = File::open(&path).map_err(|e| open_error(&path, &e))?;
+            let header = match layout(&file).map_err(read)? {
+                Err(problem) => return Err(corrupt_header(&path, &problem)),
+                Ok(Start::Empty { len }) => {
+                    if len > 0 {
+                        loader.warnings.add([torn_header(len)]);
+                    }
+                    None
+                }
+                Ok(Start::Header(l)) => {
+                    if l.torn() {
+                        loader.warnings.add([torn_tail(&file, &path, &l)?]);
+                    }
+                    Some(l.header)
+                }
+            };
+            return Ok(SessionStore { path, header, loader, writer: None, closed: false });
+        }
+        if !opts.create && !path.exists() {
+            return Err(not_found(&path));
+        }
+        let lock = WriterLock::acquire(&path)?;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .append(true)
+            .create(opts.create)
+            .open(&path)
+            .map_err(|e| open_error(&path, &e))?;
+        let (header, writer) = match layout(&file).map_err(read)? {
+            Err(problem) => return Err(corrupt_header(&path, &problem)),
+            Ok(Start::Empty { len }) => {
+                if len > 0 {
+                    loader.warnings.add([torn_header(len)]);
+                }
+                let header =
+                    Header { version: VERSION, id: new_session_id(), created: now_ms(), session: opts.session.clone() };
+                let line = format::encode_header(&header);
+                let write = || -> io::Result<()> {
+                    file.set_len(0)?;
+                    (&file).write_all(&line)?;
+                    file.sync_all()
+                };
+                write().map_err(|e| super::io_error(&path, "cannot write", &e))?;
+                sync_dir(&path);
+                let end = line.len() as u64;
+                let writer = Writer::fresh(&path, file, lock, end, opts.durability);
+                (header, writer)
+            }
+            Ok(Start::Header(l)) => {
+                if l.torn() {
+                    loader.warnings.add([torn_tail(&file, &path, &l)?]);
+                }
+                let writer = Writer::existing(&path, file, lock, &l, opts.durability);
+                (l.header, writer)
+            }
+        };
+        Ok(SessionStore { path, header: Some(header), loader, writer: Some(writer), closed: false })
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed {
+            return Err(CfError::new(Code::StoreClosed, format!("{}: the store is closed", self.path.display())));
+        }
+        Ok(())
+    }
+
+    /// Runs a write on the writer, then moves its warnings to the store's.
+    fn write<T>(&mut self, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        self.check_open()?;
+        let Some(w) = self.writer.as_mut() else {
+            return Err(CfError::new(Code::ReadOnly, format!("{}: opened with readOnly: true", self.path.display())));
+        };
+        let out = f(w);
+        self.loader.warnings.add(std::mem::take(&mut w.warnings));
+        out
+    }
+
+    pub fn append(&mut self, msg: &Message) -> Result<()> {
+        self.write(|w| w.append(msg))
+    }
+
+    pub fn update(&mut self, msg: &Message) -> Result<()> {
+        self.write(|w| w.update(msg))
+    }
+
+    /// Records a prune as `Session.prune()` reported it.
+    pub fn prune(&mut self, p: &PruneRecord) -> Result<()> {
+        if p.message_ids.len() != p.part_ids.len() {
+            return Err(CfError::invalid_argument(format!(
+                "prune: messageIDs has {} ids but prunedPartIDs has {}",
+                p.message_ids.len(),
+                p.part_ids.len()
+            )));
+        }
+        if !p.compacted_at.is_finite() {
+            return Err(CfError::invalid_argument("prune: compactedAt must be a finite number"));
+        }
+        self.write(|w| w.prune(p))
+    }
+
+    /// Syncs what was written (the `batch` policy's pending entries; a no-op for `entry`).
+    pub fn flush(&mut self) -> Result<()> {
+        self.write(|w| w.flush()).or_else(|e| if e.code == Code::ReadOnly { Ok(()) } else { Err(e) })
+    }
+
+    /// Flushes and lets go of the lock; later calls fail with `CF_STORE_CLOSED`. Closing twice is
+    /// fine.
+    pub fn close(&mut self) -> Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        match self.writer.take() {
+            Some(mut w) => {
+                let r = w.close();
+                self.loader.warnings.add(std::mem::take(&mut w.warnings));
+                r
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// What loads need, for running them on another thread.
+    pub fn loader(&self) -> Result<Loader> {
+        self.check_open()?;
+        Ok(self.loader.clone())
+    }
+
+    /// A writer indexes its file once the first load is done (or at its first write).
+    fn loaded<T>(&mut self, out: Result<T>) -> Result<T> {
+        if let Some(w) = self.writer.as_mut() {
+            w.start_index();
+        }
+        out
+    }
+
+    pub fn load(&mut self, opts: Option<SessionOptions>, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
+        let out = self.loader().and_then(|l| l.history(opts, aborted));
+        self.loaded(out)
+    }
+
+    pub fn load_all(&mut self) -> Result<Vec<Message>> {
+        let out = self.loader().and_then(|l| l.all_messages());
+        self.loaded(out)
+    }
+
+    pub fn export(&mut self, to: &Path) -> Result<usize> {
+        let out = self.loader().and_then(|l| l.export(to));
+        self.loaded(out)
+    }
+
+    /// What loads need, for running them on another thread (a writer starts indexing now).
+    pub fn loader_for_async(&mut self) -> Result<Loader> {
+        let out = self.loader();
+        self.loaded(out)
+    }
+
+    pub fn warnings(&self) -> Vec<Warning> {
+        self.loader.warnings.list()
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The session id from the header (none for a read-only open of a file without one yet).
+    pub fn id(&self) -> Option<&str> {
+        self.header.as_ref().map(|h| h.id.as_str())
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.writer.is_none()
+    }
+}
