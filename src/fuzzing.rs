@@ -10,6 +10,7 @@ use crate::invariants::{check_all, reference_view};
 use crate::model::{parse_message, Message};
 use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
 use crate::session::{History, SessionOptions};
+use crate::store::{OpenOptions, SessionStore};
 use crate::transcript::{escape, serialize_message, MARKERS, TAGS};
 
 /// Reads the fuzzer's bytes as small numbers; zeros once they run out.
@@ -123,6 +124,28 @@ fn new_message(u: &mut Bytes, id: &str, user: bool) -> serde_json::Value {
     m
 }
 
+/// The store loader on any file: opening and loading never panic, and when both loads succeed
+/// the tail-first load shows exactly what the full history shows.
+pub fn store_load(data: &[u8]) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "contextfold-fuzz-{}-{}.jsonl",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::write(&path, data).expect("the temp dir is writable");
+    for recover in [false, true] {
+        let opts = OpenOptions { read_only: true, create: false, recover, ..OpenOptions::default() };
+        let Ok(mut store) = SessionStore::open(&path, opts) else { continue };
+        let (Ok(context), Ok(all)) = (store.load(None, &|| false), store.load_all()) else { continue };
+        let Ok(full) = History::from_messages(all, context.options().clone(), &|| false) else { continue };
+        let ids = |h: &History| h.visible().iter().map(|e| e.msg.id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(&context), ids(&full), "the tail-first load shows what the whole file shows");
+    }
+    let _ = std::fs::remove_file(&path);
+}
+
 /// Random sequences of session operations, with the session's invariants checked after each.
 pub fn session_ops(data: &[u8]) {
     let mut u = Bytes(data);
@@ -224,11 +247,12 @@ mod tests {
     fn regressions_replay() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/regressions");
         type Target = fn(&[u8]);
-        let targets: [(&str, Target); 4] = [
+        let targets: [(&str, Target); 5] = [
             ("stream", super::stream),
             ("import", super::import),
             ("escaping", super::escaping),
             ("session_ops", super::session_ops),
+            ("store_load", super::store_load),
         ];
         let mut replayed = 0;
         for (name, target) in targets {
