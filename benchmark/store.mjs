@@ -14,6 +14,7 @@ import { join } from 'node:path'
 import v8 from 'node:v8'
 import vm from 'node:vm'
 import { now, msSince, median, log, isMain } from './timing.mjs'
+import { rng } from './corpus-text.mjs'
 
 const require = createRequire(import.meta.url)
 const { SessionStore, estimateTokens } = require('../index.js')
@@ -24,16 +25,6 @@ const MODEL = { providerID: 'anthropic', modelID: 'claude-sonnet-4-5', limit: { 
 export const OPTIONS = { model: MODEL }
 const TOOLS = ['bash', 'read', 'grep', 'edit']
 
-function rng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const WORDS = ('the of and to in is that for it as was with be by on not he this are or his from at which but have ' +
   'function return const let value error file path test build import export class type string number async await ' +
