@@ -394,9 +394,9 @@ export declare class SessionStore {
    * `readOnly: true` never takes the lock. A missing file with `create: false` or `readOnly`
    * is `CF_SESSION_NOT_FOUND`.
    */
-  static open(path: Text, options?: StoreOptions): SessionStore
+  static open(path: string, options?: StoreOptions): SessionStore
   /** `open` off the JS thread. */
-  static openAsync(path: Text, options?: StoreOptions): Promise<SessionStore>
+  static openAsync(path: string, options?: StoreOptions): Promise<SessionStore>
   /**
    * Appends a message (one line, synced per the durability policy). A rejected message
    * (`CF_INVALID_MESSAGE`, `CF_DUPLICATE_ID`) writes nothing. A completed summary answering a
@@ -421,7 +421,7 @@ export declare class SessionStore {
   /** Every message in the file, hidden ones included, each in its latest version. */
   loadAll(): Message[]
   /** Writes every message as plain JSONL (one message per line) to `path`; returns how many. */
-  export(path: Text): number
+  export(path: string): number
   /** What opens and loads skipped or repaired (torn last line, skipped corrupt lines, ...). */
   get warnings(): Array<StoreWarning>
   get path(): string

@@ -75,6 +75,57 @@ describe('SessionStore round trip', () => {
     expect(again.readOnly).toBe(true)
   })
 
+  it('follows a session compacted with prepareCompaction / applyCompaction, with protected and partial ranges', () => {
+    const path = newPath()
+    const opts: SessionOptions = { model: { ...MODEL, limit: { context: 20_000, output: 4_000 } }, tokenizer: 'estimate' }
+    const store = SessionStore.open(path, { session: opts })
+    const live = new Session(opts)
+    const add = (m: Message) => {
+      live.append(m)
+      store.append(m)
+    }
+    let n = 0
+    const turn = () => {
+      const i = n++
+      add(user(`u${i}`, `question ${i}${words(200)}`))
+      add(assistant(`a${i}`, [tool(`c${i}`, 'bash', completed(words(600)))], { finish: 'tool-calls', parentID: `u${i}` }))
+      add(assistant(`b${i}`, `done ${i}`, { finish: 'stop', parentID: `u${i}` }))
+    }
+    const compact = (options?: Parameters<Session['prepareCompaction']>[0]) => {
+      const plan = live.prepareCompaction(options)
+      expect(plan).not.toBeNull()
+      const [req, sum] = live.applyCompaction(plan!, `summary ${n}`)
+      store.append(req)
+      store.append(sum)
+    }
+    const check = () => {
+      const reader = SessionStore.open(path, { readOnly: true })
+      const loaded = reader.load()
+      expect(loaded.context()).toEqual(live.context())
+      expect(loaded.usage()).toEqual(live.usage())
+      expect(reader.loadAll()).toEqual(live.messages())
+      expect(reader.warnings).toEqual([])
+      return loaded
+    }
+    for (let k = 0; k < 8; k++) turn()
+    compact({ protectFirstTurns: 1 })
+    check()
+    for (let k = 0; k < 6; k++) turn()
+    compact({ upTo: `b${n - 3}` })
+    check()
+    for (let k = 0; k < 6; k++) turn()
+    compact({ from: `u${n - 4}` })
+    for (let k = 0; k < 2; k++) turn()
+    const loaded = check()
+    expect(loaded.length).toBeLessThan(live.length)
+    // The loaded session goes on like the live one.
+    const next = user('next', 'one more')
+    loaded.append(next)
+    live.append(next)
+    expect(loaded.context()).toEqual(live.context())
+    store.close()
+  })
+
   it('records updates and prunes as Session.prune() returns them', () => {
     const path = newPath()
     const store = SessionStore.open(path)

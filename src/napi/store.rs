@@ -50,14 +50,17 @@ impl SessionStore {
     /// `readOnly: true` never takes the lock. A missing file with `create: false` or `readOnly`
     /// is `CF_SESSION_NOT_FOUND`.
     #[napi(factory)]
-    pub fn open(path: Text, #[napi(ts_arg_type = "StoreOptions")] options: Option<Json>) -> Result<Self> {
+    pub fn open(
+        #[napi(ts_arg_type = "string")] path: Text,
+        #[napi(ts_arg_type = "StoreOptions")] options: Option<Json>,
+    ) -> Result<Self> {
         guard(|| Ok(SessionStore { inner: open(path.get("path")?, raw("options", options)?)? }))
     }
 
     /// `open` off the JS thread.
     #[napi(ts_return_type = "Promise<SessionStore>")]
     pub fn open_async(
-        path: Text,
+        #[napi(ts_arg_type = "string")] path: Text,
         #[napi(ts_arg_type = "StoreOptions")] options: Option<Json>,
     ) -> Result<AsyncTask<OpenTask>> {
         guard(|| Ok(AsyncTask::new(OpenTask { path: Some(path.get("path")?), options: raw("options", options)? })))
@@ -137,7 +140,7 @@ impl SessionStore {
 
     /// Writes every message as plain JSONL (one message per line) to `path`; returns how many.
     #[napi]
-    pub fn export(&mut self, path: Text) -> Result<u32> {
+    pub fn export(&mut self, #[napi(ts_arg_type = "string")] path: Text) -> Result<u32> {
         guard(|| Ok(self.inner.export(std::path::Path::new(&path.get("path")?))? as u32))
     }
 
