@@ -125,7 +125,7 @@ fn new_message(u: &mut Bytes, id: &str, user: bool) -> serde_json::Value {
 }
 
 /// The store loader on any file: opening and loading never panic, and when both loads succeed
-/// the tail-first load shows exactly what the full history shows.
+/// without skipping anything, the tail-first load shows exactly what the full history shows.
 pub fn store_load(data: &[u8]) {
     use std::sync::atomic::{AtomicU64, Ordering};
     static N: AtomicU64 = AtomicU64::new(0);
@@ -138,7 +138,14 @@ pub fn store_load(data: &[u8]) {
     for recover in [false, true] {
         let opts = OpenOptions { read_only: true, create: false, recover, ..OpenOptions::default() };
         let Ok(mut store) = SessionStore::open(&path, opts) else { continue };
+        let torn = store.warnings().len();
         let (Ok(context), Ok(all)) = (store.load(None, &|| false), store.load_all()) else { continue };
+        // A damaged file loads as well as it can: where the full read skipped a line, a tail-first
+        // read (which by design does not read the part a compaction hid) may differ from it. A
+        // torn last line (what a crash leaves) is not damage.
+        if store.warnings().len() > torn {
+            continue;
+        }
         let Ok(full) = History::from_messages(all, context.options().clone(), &|| false) else { continue };
         let ids = |h: &History| h.visible().iter().map(|e| e.msg.id.clone()).collect::<Vec<_>>();
         assert_eq!(ids(&context), ids(&full), "the tail-first load shows what the whole file shows");
