@@ -49,3 +49,40 @@ describe('adversarial sizes', () => {
     expect(s.prune().prunedPartIDs).toEqual([])
   }, 120_000)
 })
+
+describe('adversarial files and histories', () => {
+  it('a transcript file with invalid UTF-8 imports with a warning, the bad bytes replaced', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs')
+    const { tmpdir } = await import('node:os')
+    const { join } = await import('node:path')
+    const { importTranscript } = await import('../index.js')
+    const path = join(mkdtempSync(join(tmpdir(), 'cf-utf8-')), 'bad.jsonl')
+    const line = (text: string) =>
+      Buffer.from(JSON.stringify({ role: 'user', content: text }) + '\n', 'utf8')
+    writeFileSync(path, Buffer.concat([line('first'), Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]), line('second')]))
+    const r = importTranscript(path, { format: 'openai-chat' })
+    expect(r.warnings.some((w) => /UTF-8/.test(w.message))).toBe(true)
+    expect(r.messages.length).toBeGreaterThan(0)
+  })
+
+  it('a cycle in the parent links of a Claude Code tree stops with a warning', async () => {
+    const { importTranscript } = await import('../index.js')
+    const lines = [
+      { type: 'user', uuid: 'a', parentUuid: 'b', sessionId: 's', message: { role: 'user', content: 'hello' } },
+      { type: 'assistant', uuid: 'b', parentUuid: 'a', sessionId: 's', message: { id: 'r1', role: 'assistant', content: [{ type: 'text', text: 'hi' }] } },
+    ]
+    const r = importTranscript(lines.map((l) => JSON.stringify(l)).join('\n'), { format: 'claude-code' })
+    expect(r.warnings.some((w) => /loop/i.test(w.message))).toBe(true)
+    expect(r.messages.length).toBeLessThanOrEqual(2)
+  })
+
+  it('a completed compaction whose tailStartID names no message keeps no tail, and hides nothing after it', () => {
+    const msgs: Message[] = [
+      { id: 'u1', role: 'user', parts: [{ type: 'text', id: 't1', text: 'one' }] },
+      { id: 'r', role: 'user', parts: [{ type: 'compaction', id: 'c', auto: true, tailStartID: 'gone' }] },
+      { id: 's', role: 'assistant', summary: true, finish: 'stop', parentID: 'r', parts: [{ type: 'text', id: 't2', text: 'summary' }] },
+      { id: 'u2', role: 'user', parts: [{ type: 'text', id: 't3', text: 'two' }] },
+    ]
+    expect(Session.fromMessages(msgs, OPTS).context().map((m) => m.id)).toEqual(['r', 's', 'u2'])
+  })
+})
