@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::part::{Part, ToolState};
+use super::part::Part;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -161,10 +161,4 @@ impl Message {
         (!text.is_empty()).then(|| text.join("\n"))
     }
 
-    /// Tool parts whose calls never got an answer.
-    pub fn has_open_tool_calls(&self) -> bool {
-        self.parts.iter().any(
-            |p| matches!(p, Part::Tool(t) if matches!(t.state, ToolState::Pending { .. } | ToolState::Running { .. })),
-        )
-    }
 }
