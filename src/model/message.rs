@@ -160,5 +160,4 @@ impl Message {
             .collect();
         (!text.is_empty()).then(|| text.join("\n"))
     }
-
 }
