@@ -22,30 +22,64 @@ pub struct Features {
 
 impl Features {
     pub fn of(text: &str) -> Features {
-        let mut f = Features::default();
-        let mut in_word = false;
-        for b in text.bytes() {
-            // Only the first byte of a UTF-8 sequence starts a character.
-            match b {
-                b'a'..=b'z' | b'A'..=b'Z' => {
-                    f.letters += 1;
-                    if !in_word {
-                        f.words += 1;
-                    }
-                    in_word = true;
-                    continue;
-                }
-                b'0'..=b'9' => f.digits += 1,
-                b' ' | b'\t' => f.spaces += 1,
-                b'\n' | b'\r' => f.newlines += 1,
-                0x21..=0x2f | 0x3a..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e => f.punct += 1,
-                0xe3..=0xed => f.cjk += 1,
-                0xc0..=0xff => f.other += 1,
-                _ => {}
+        // Runs on every part a history loads, so it is written for the vectorizer: each byte
+        // adds to per-lane `u8` tallies (flushed before they can wrap), with no branches.
+        let b = text.as_bytes();
+        let mut tallies = [[0u8; LANES]; CLASSES];
+        let mut sums = [0u64; CLASSES];
+        let mut rounds = 0;
+        for start in (0..b.len()).step_by(LANES) {
+            if start >= 1 && start + LANES <= b.len() {
+                let cur = b[start..start + LANES].try_into().expect("LANES bytes");
+                let prev = b[start - 1..start - 1 + LANES].try_into().expect("LANES bytes");
+                tally(cur, prev, &mut tallies);
+            } else {
+                // The first and the last lanes: a space before the text, NULs (no class) after it.
+                let at = |i: usize| b.get(i).copied().unwrap_or(0);
+                let cur: Lane = std::array::from_fn(|k| at(start + k));
+                let prev: Lane = std::array::from_fn(|k| if start + k == 0 { b' ' } else { at(start + k - 1) });
+                tally(&cur, &prev, &mut tallies);
             }
-            in_word = false;
+            rounds += 1;
+            if rounds == u8::MAX {
+                flush(&mut tallies, &mut sums);
+                rounds = 0;
+            }
         }
-        f
+        flush(&mut tallies, &mut sums);
+        let [letters, words, digits, spaces, newlines, punct, cjk, other] = sums;
+        Features { letters, words, digits, spaces, newlines, punct, cjk, other }
+    }
+}
+
+const LANES: usize = 32;
+const CLASSES: usize = 8;
+type Lane = [u8; LANES];
+
+/// Adds one lane of bytes (`prev`: the same bytes shifted by one, for word starts). Only the
+/// first byte of a UTF-8 sequence starts a character.
+#[inline(always)]
+fn tally(cur: &Lane, prev: &Lane, t: &mut [Lane; CLASSES]) {
+    let letter = |c: u8| (c | 0x20).wrapping_sub(b'a') < 26;
+    for k in 0..LANES {
+        let (c, p) = (cur[k], prev[k]);
+        let (l, d) = (letter(c), c.wrapping_sub(b'0') < 10);
+        let cjk = c.wrapping_sub(0xe3) < 11;
+        t[0][k] += u8::from(l);
+        t[1][k] += u8::from(l & !letter(p));
+        t[2][k] += u8::from(d);
+        t[3][k] += u8::from((c == b' ') | (c == b'\t'));
+        t[4][k] += u8::from((c == b'\n') | (c == b'\r'));
+        t[5][k] += u8::from((c.wrapping_sub(0x21) < 0x5e) & !l & !d);
+        t[6][k] += u8::from(cjk);
+        t[7][k] += u8::from((c >= 0xc0) & !cjk);
+    }
+}
+
+fn flush(t: &mut [Lane; CLASSES], sums: &mut [u64; CLASSES]) {
+    for (lane, sum) in t.iter_mut().zip(sums) {
+        *sum += lane.iter().map(|&n| u64::from(n)).sum::<u64>();
+        *lane = [0; LANES];
     }
 }
 
@@ -81,6 +115,41 @@ pub fn estimate_tokens(text: &str) -> u64 {
 mod tests {
     use super::*;
     use crate::tokens::{count_tokens, Encoding};
+
+    /// The byte-at-a-time definition the fast loop must agree with.
+    fn features_reference(text: &str) -> Features {
+        let mut f = Features::default();
+        let mut in_word = false;
+        for b in text.bytes() {
+            match b {
+                b'a'..=b'z' | b'A'..=b'Z' => {
+                    f.letters += 1;
+                    f.words += u64::from(!in_word);
+                    in_word = true;
+                    continue;
+                }
+                b'0'..=b'9' => f.digits += 1,
+                b' ' | b'\t' => f.spaces += 1,
+                b'\n' | b'\r' => f.newlines += 1,
+                0x21..=0x2f | 0x3a..=0x40 | 0x5b..=0x60 | 0x7b..=0x7e => f.punct += 1,
+                0xe3..=0xed => f.cjk += 1,
+                0xc0..=0xff => f.other += 1,
+                _ => {}
+            }
+            in_word = false;
+        }
+        f
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn fast_classes_match_the_definition(text in "(?s).{0,300}", pad in 0usize..3) {
+            // Also past the point where lane tallies are flushed, at every alignment.
+            let long = format!("{}{text}", "ab ".repeat(pad * 255 * LANES / 3 + pad));
+            proptest::prop_assert_eq!(Features::of(&text), features_reference(&text));
+            proptest::prop_assert_eq!(Features::of(&long), features_reference(&long));
+        }
+    }
 
     #[test]
     fn classifies_characters() {
