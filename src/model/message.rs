@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::part::Part;
+use super::part::{Part, ToolState};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -146,6 +146,25 @@ impl Message {
             return None;
         }
         self.tokens.as_ref().filter(|u| u.context_tokens() > 0)
+    }
+
+    /// Bytes of the long strings it carries (texts, tool outputs and errors, file contents): what
+    /// its size is made of.
+    pub fn payload_len(&self) -> usize {
+        let part = |p: &Part| match p {
+            Part::Text(t) => t.text.len(),
+            Part::Reasoning(r) => r.text.len(),
+            Part::File(f) => f.url.len(),
+            Part::Tool(t) => match &t.state {
+                ToolState::Completed { output, attachments, .. } => {
+                    output.len() + attachments.iter().flatten().map(|a| a.url.len()).sum::<usize>()
+                }
+                ToolState::Error { error, .. } => error.len(),
+                ToolState::Pending { .. } | ToolState::Running { .. } => 0,
+            },
+            Part::Compaction(_) | Part::Other(_) => 0,
+        };
+        self.parts.iter().map(part).sum()
     }
 
     /// Its non-empty text parts, joined by newlines (`None` when there are none).

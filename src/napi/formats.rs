@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use super::errors::{catching, guard, js_error, JsResult as Result};
 use super::tasks::AbortFlag;
-use super::value::{optional, to_js, Json, Text};
+use super::value::{messages_to_js, optional, Json, Text};
 use crate::error::{CfError, Code, Result as CoreResult};
 use crate::formats::{import_transcript_with, Format, Imported, Warning};
 
@@ -63,7 +63,10 @@ pub fn import_transcript<'env>(
     #[napi(ts_arg_type = "string")] path_or_text: Text,
     #[napi(ts_arg_type = "ImportOptions")] options: Option<Json>,
 ) -> Result<Unknown<'env>> {
-    guard(|| to_js(env, &run(&path_or_text.get("pathOrText")?, options, &AbortFlag::default())?))
+    guard(|| {
+        let imported = run(&path_or_text.get("pathOrText")?, options, &AbortFlag::default())?;
+        messages_to_js(env, &imported, &imported.messages)
+    })
 }
 
 pub struct ImportTask {
@@ -89,7 +92,9 @@ impl Task for ImportTask {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
-        let value = output.and_then(|imported| to_js(&env, &imported)).map_err(|e| js_error(&env, &e))?;
+        let value = output
+            .and_then(|imported| messages_to_js(&env, &imported, &imported.messages))
+            .map_err(|e| js_error(&env, &e))?;
         // SAFETY: the value is handed straight to the promise's resolution in this scope.
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(value) })
     }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use super::errors::{guard, JsResult as Result};
 use super::objects::{PruneResult, Selection, TailStart, Turn};
 use super::tasks::{AbortFlag, CountTask};
-use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
+use super::value::{self, ConvertArgs, Json, JsonList, Text};
 use crate::convert::{reshape, to_model_messages as convert};
 use crate::error::Result as CoreResult;
 use crate::model::{Message, Usage};
@@ -44,7 +44,7 @@ pub fn to_model_messages<'env>(
         let format = args.model_format()?;
         let opts = args.over(Default::default());
         let msgs = messages.messages()?;
-        to_js(env, &reshape(convert(&msgs, &opts), format))
+        value::messages_to_js(env, &reshape(convert(&msgs, &opts), format), &msgs)
     })
 }
 
@@ -58,7 +58,7 @@ pub fn filter_compacted<'env>(
     guard(|| {
         let h = history(messages, None, None, Some(Text::from("estimate")))?;
         let visible: Vec<&Message> = h.visible().into_iter().map(|e| &e.msg).collect();
-        to_js(env, &visible)
+        value::messages_to_js(env, &visible, visible.iter().copied())
     })
 }
 

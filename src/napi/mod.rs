@@ -10,4 +10,5 @@ mod objects;
 mod session;
 mod store;
 mod tasks;
+mod to_js;
 mod value;

@@ -12,6 +12,7 @@ use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
 use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
 use crate::convert::reshape;
+use crate::model::Message;
 use crate::session::History;
 
 /// A conversation held natively: counted once per message, queried per turn in O(log n).
@@ -89,14 +90,22 @@ impl Session {
     /// Every message, hidden ones included, in arrival order.
     #[napi(ts_return_type = "Message[]")]
     pub fn messages<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        guard(|| to_js(env, &self.read().entries().iter().map(|e| &e.msg).collect::<Vec<_>>()))
+        guard(|| {
+            let h = self.read();
+            let messages: Vec<&Message> = h.entries().iter().map(|e| &e.msg).collect();
+            value::messages_to_js(env, &messages, messages.iter().copied())
+        })
     }
 
     /// What the model sees (`filterCompacted`): the newest completed summary's request and
     /// summary, the kept tail, and everything after.
     #[napi(ts_return_type = "Message[]")]
     pub fn context<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
-        guard(|| to_js(env, &self.read().visible().into_iter().map(|e| &e.msg).collect::<Vec<_>>()))
+        guard(|| {
+            let h = self.read();
+            let messages: Vec<&Message> = h.visible().into_iter().map(|e| &e.msg).collect();
+            value::messages_to_js(env, &messages, messages.iter().copied())
+        })
     }
 
     /// The message with this id, if any.
@@ -193,7 +202,8 @@ impl Session {
             let format = args.model_format()?;
             let h = self.read();
             let opts = args.over(h.convert_options());
-            to_js(env, &reshape(h.to_model_messages(&opts), format))
+            let shown = h.visible().into_iter().map(|e| &e.msg);
+            value::messages_to_js(env, &reshape(h.to_model_messages(&opts), format), shown)
         })
     }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::errors::{catching, guard, js_error, JsResult as Result};
 use super::session::Session;
 use super::tasks::AbortFlag;
-use super::value::{to_js, Json, Text};
+use super::value::{messages_to_js, Json, Text};
 use crate::error::{Code, Result as CoreResult};
 use crate::session::{History, SessionOptions};
 use crate::store::{self, Loader, PruneRecord};
@@ -135,7 +135,10 @@ impl SessionStore {
     /// Every message in the file, hidden ones included, each in its latest version.
     #[napi(ts_return_type = "Message[]")]
     pub fn load_all<'env>(&mut self, env: &'env Env) -> Result<Unknown<'env>> {
-        guard(|| to_js(env, &self.inner.load_all()?))
+        guard(|| {
+            let messages = self.inner.load_all()?;
+            messages_to_js(env, &messages, &messages)
+        })
     }
 
     /// Writes every message as plain JSONL (one message per line) to `path`; returns how many.

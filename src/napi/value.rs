@@ -167,6 +167,27 @@ pub fn to_js<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'e
     parse().map_err(|e| CfError::new(Code::Internal, format!("handing a value to JS: {}", e.reason)))
 }
 
+/// Messages carrying at least this many bytes of text each, on average, reach JS faster as
+/// objects built in place (`to_js::build`) than as JSON text; the measured crossover is near 700.
+const BUILD_MIN_AVERAGE: usize = 1024;
+
+/// `to_js` for a value made of `messages` (a list of them, a context, an import): built in place
+/// when they carry long texts, which JSON text would make V8 scan and copy twice.
+pub fn messages_to_js<'env, 'm, T: Serialize>(
+    env: &'env Env,
+    value: &T,
+    messages: impl IntoIterator<Item = &'m Message>,
+) -> Result<Unknown<'env>> {
+    let (count, bytes) = messages.into_iter().fold((0, 0), |(n, b), m| (n + 1, b + m.payload_len()));
+    if count == 0 || bytes < BUILD_MIN_AVERAGE * count {
+        return to_js(env, value);
+    }
+    let raw = super::to_js::build(env.raw(), value)
+        .map_err(|e| CfError::new(Code::Internal, format!("handing a value to JS: {e}")))?;
+    // SAFETY: `raw` was just created in `env`'s current scope.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+}
+
 pub fn undefined(env: &Env) -> Result<Unknown<'_>> {
     ().into_unknown(env).map_err(|e| CfError::new(Code::Internal, e.reason.clone()))
 }

@@ -1,0 +1,580 @@
+//! Rust values handed to JS as objects built in place: a serde `Serializer` whose output is
+//! `napi_value`s. Long ASCII strings (tool outputs, file contents) become external strings that
+//! point at a copy outside the JS heap, so V8 neither decodes them nor moves them through its
+//! young generation; a 50 MB context reaches JS several times faster than as JSON text.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::ptr;
+use std::sync::OnceLock;
+
+use napi::sys::{self, napi_env, napi_status, napi_value};
+use serde::ser::{self, Serialize};
+
+/// Shorter strings are copied into the JS heap (V8 would copy them anyway).
+const EXTERNAL_MIN: usize = 1024;
+/// Longer property names are not worth remembering.
+const KEY_CACHED: usize = 64;
+
+type ExternalLatin1 = unsafe extern "C" fn(
+    env: napi_env,
+    str_: *const std::os::raw::c_char,
+    length: isize,
+    finalize: sys::napi_finalize,
+    hint: *mut c_void,
+    result: *mut napi_value,
+    copied: *mut bool,
+) -> napi_status;
+
+/// `node_api_create_external_string_latin1` when this Node has it (20.4 and later); looked up
+/// at run time so older runtimes fall back to copying instead of failing to load the addon.
+fn external_latin1() -> Option<ExternalLatin1> {
+    static FOUND: OnceLock<Option<ExternalLatin1>> = OnceLock::new();
+    *FOUND.get_or_init(|| {
+        #[cfg(unix)]
+        {
+            // SAFETY: dlsym with a NUL-terminated name; a non-null result is the Node-API
+            // function of that name, whose signature is ExternalLatin1.
+            let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"node_api_create_external_string_latin1".as_ptr()) };
+            (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, ExternalLatin1>(f) })
+        }
+        #[cfg(not(unix))]
+        None
+    })
+}
+
+/// Frees the bytes behind an external string once V8 is done with it.
+unsafe extern "C" fn free_bytes(_env: napi_env, data: *mut c_void, hint: *mut c_void) {
+    // SAFETY: `data` and `hint` are the pointer and length of a Box<[u8]> leaked by `string`.
+    drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(data.cast::<u8>(), hint as usize)) });
+}
+
+#[derive(Debug)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl ser::Error for Error {
+    fn custom<T: std::fmt::Display>(msg: T) -> Self {
+        Error(msg.to_string())
+    }
+}
+
+type Result<T> = std::result::Result<T, Error>;
+
+fn check(status: napi_status, doing: &str) -> Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(Error(format!("{doing} failed (napi status {status})")))
+    }
+}
+
+/// Serializes `value` into a JS value in `env`'s current handle scope.
+pub fn build<T: Serialize + ?Sized>(env: napi_env, value: &T) -> Result<napi_value> {
+    let mut out = Builder { env, external: external_latin1(), keys: HashMap::new(), props: Vec::new() };
+    value.serialize(&mut out)
+}
+
+/// What every value of one serialization shares: the environment, and the property names made so
+/// far (the same few names recur on every message).
+struct Builder {
+    env: napi_env,
+    external: Option<ExternalLatin1>,
+    keys: HashMap<Box<str>, napi_value>,
+    /// Fields of the objects being built, innermost last.
+    props: Vec<sys::napi_property_descriptor>,
+}
+
+impl Builder {
+    fn string(&self, s: &str) -> Result<napi_value> {
+        let mut out = ptr::null_mut();
+        let len = s.len() as isize;
+        if !s.is_ascii() {
+            check(
+                unsafe { sys::napi_create_string_utf8(self.env, s.as_ptr().cast(), len, &mut out) },
+                "creating a string",
+            )?;
+            return Ok(out);
+        }
+        if let (Some(create), true) = (self.external, s.len() >= EXTERNAL_MIN) {
+            let bytes: Box<[u8]> = s.as_bytes().into();
+            let data = Box::into_raw(bytes).cast::<u8>();
+            let mut copied = false;
+            // SAFETY: `data` holds `len` ASCII bytes (valid Latin-1) owned by the finalizer from here
+            // on; Node calls it once, right away when it copies, else when the string is collected.
+            let status = unsafe {
+                create(self.env, data.cast(), len, Some(free_bytes), len as *mut c_void, &mut out, &mut copied)
+            };
+            if status != sys::Status::napi_ok {
+                // On failure the finalizer is never called.
+                unsafe { free_bytes(self.env, data.cast(), len as *mut c_void) };
+                check(status, "creating an external string")?;
+            }
+            return Ok(out);
+        }
+        check(
+            unsafe { sys::napi_create_string_latin1(self.env, s.as_ptr().cast(), len, &mut out) },
+            "creating a string",
+        )?;
+        Ok(out)
+    }
+
+    fn number(&self, n: f64) -> Result<napi_value> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_create_double(self.env, n, &mut out) }, "creating a number")?;
+        Ok(out)
+    }
+
+    fn null(&self) -> Result<napi_value> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_get_null(self.env, &mut out) }, "getting null")?;
+        Ok(out)
+    }
+
+    fn object(&self) -> Result<napi_value> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_create_object(self.env, &mut out) }, "creating an object")?;
+        Ok(out)
+    }
+
+    fn array(&self, len: usize) -> Result<napi_value> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_create_array_with_length(self.env, len, &mut out) }, "creating an array")?;
+        Ok(out)
+    }
+
+    /// A property name; short ones are made once per call.
+    fn key(&mut self, name: &str) -> Result<napi_value> {
+        if let Some(&k) = self.keys.get(name) {
+            return Ok(k);
+        }
+        let k = self.string(name)?;
+        if name.len() <= KEY_CACHED {
+            self.keys.insert(name.into(), k);
+        }
+        Ok(k)
+    }
+
+    /// Defines `object`'s own data properties (as `JSON.parse` makes them: writable, enumerable,
+    /// configurable) from `props[from..]`, in one call, and drops them from the stack. Defining
+    /// rather than assigning also keeps a `__proto__` key from the data an ordinary property.
+    fn define(&mut self, object: napi_value, from: usize) -> Result<()> {
+        let fields = &self.props[from..];
+        let status = if fields.is_empty() {
+            sys::Status::napi_ok
+        } else {
+            unsafe { sys::napi_define_properties(self.env, object, fields.len(), fields.as_ptr()) }
+        };
+        self.props.truncate(from);
+        check(status, "defining properties")
+    }
+
+    fn field(&mut self, key: napi_value, value: napi_value) {
+        self.props.push(sys::napi_property_descriptor {
+            utf8name: ptr::null(),
+            name: key,
+            method: None,
+            getter: None,
+            setter: None,
+            value,
+            attributes: sys::PropertyAttributes::writable
+                | sys::PropertyAttributes::enumerable
+                | sys::PropertyAttributes::configurable,
+            data: ptr::null_mut(),
+        });
+    }
+
+    fn push(&self, array: napi_value, index: u32, value: napi_value) -> Result<()> {
+        check(unsafe { sys::napi_set_element(self.env, array, index, value) }, "setting an element")
+    }
+}
+
+/// An array being filled (sequences, tuples).
+struct Seq<'a> {
+    b: &'a mut Builder,
+    array: napi_value,
+    next: u32,
+}
+
+/// An object being filled (maps, structs), and the pending key of a map entry.
+struct Obj<'a> {
+    b: &'a mut Builder,
+    object: napi_value,
+    /// Where this object's fields start on the builder's stack.
+    from: usize,
+    key: Option<napi_value>,
+}
+
+/// `{ variant: [...] }` / `{ variant: {...} }`, serde_json's layout of enum variants with data.
+struct Variant<I> {
+    outer: napi_value,
+    name: &'static str,
+    inner: I,
+}
+
+impl<'a> ser::Serializer for &'a mut Builder {
+    type Ok = napi_value;
+    type Error = Error;
+    type SerializeSeq = Seq<'a>;
+    type SerializeTuple = Seq<'a>;
+    type SerializeTupleStruct = Seq<'a>;
+    type SerializeTupleVariant = Variant<Seq<'a>>;
+    type SerializeMap = Obj<'a>;
+    type SerializeStruct = Obj<'a>;
+    type SerializeStructVariant = Variant<Obj<'a>>;
+
+    fn serialize_bool(self, v: bool) -> Result<napi_value> {
+        let mut out = ptr::null_mut();
+        check(unsafe { sys::napi_get_boolean(self.env, v, &mut out) }, "getting a boolean")?;
+        Ok(out)
+    }
+    fn serialize_i8(self, v: i8) -> Result<napi_value> {
+        self.number(v.into())
+    }
+    fn serialize_i16(self, v: i16) -> Result<napi_value> {
+        self.number(v.into())
+    }
+    fn serialize_i32(self, v: i32) -> Result<napi_value> {
+        self.number(v.into())
+    }
+    fn serialize_i64(self, v: i64) -> Result<napi_value> {
+        self.number(v as f64)
+    }
+    fn serialize_u8(self, v: u8) -> Result<napi_value> {
+        self.number(v.into())
+    }
+    fn serialize_u16(self, v: u16) -> Result<napi_value> {
+        self.number(v.into())
+    }
+    fn serialize_u32(self, v: u32) -> Result<napi_value> {
+        self.number(v.into())
+    }
+    fn serialize_u64(self, v: u64) -> Result<napi_value> {
+        self.number(v as f64)
+    }
+    fn serialize_f32(self, v: f32) -> Result<napi_value> {
+        self.serialize_f64(v.into())
+    }
+    fn serialize_f64(self, v: f64) -> Result<napi_value> {
+        // As JSON would have it: no NaN or infinities.
+        if v.is_finite() {
+            self.number(v)
+        } else {
+            self.null()
+        }
+    }
+    fn serialize_char(self, v: char) -> Result<napi_value> {
+        self.string(v.encode_utf8(&mut [0; 4]))
+    }
+    fn serialize_str(self, v: &str) -> Result<napi_value> {
+        self.string(v)
+    }
+    fn serialize_bytes(self, v: &[u8]) -> Result<napi_value> {
+        let array = self.array(v.len())?;
+        for (i, &b) in v.iter().enumerate() {
+            let n = self.number(b.into())?;
+            self.push(array, i as u32, n)?;
+        }
+        Ok(array)
+    }
+    fn serialize_none(self) -> Result<napi_value> {
+        self.null()
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, value: &T) -> Result<napi_value> {
+        value.serialize(self)
+    }
+    fn serialize_unit(self) -> Result<napi_value> {
+        self.null()
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<napi_value> {
+        self.null()
+    }
+    fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<napi_value> {
+        self.key(variant)
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<napi_value> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        value: &T,
+    ) -> Result<napi_value> {
+        let outer = self.object()?;
+        let inner = value.serialize(&mut *self)?;
+        wrap(self, outer, variant, inner)
+    }
+    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'a>> {
+        let array = self.array(len.unwrap_or(0))?;
+        Ok(Seq { b: self, array, next: 0 })
+    }
+    fn serialize_tuple(self, len: usize) -> Result<Seq<'a>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, len: usize) -> Result<Seq<'a>> {
+        self.serialize_seq(Some(len))
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        len: usize,
+    ) -> Result<Variant<Seq<'a>>> {
+        let outer = self.object()?;
+        let inner = self.serialize_seq(Some(len))?;
+        Ok(Variant { outer, name: variant, inner })
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Obj<'a>> {
+        let object = self.object()?;
+        let from = self.props.len();
+        Ok(Obj { b: self, object, from, key: None })
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Obj<'a>> {
+        self.serialize_map(None)
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        variant: &'static str,
+        _len: usize,
+    ) -> Result<Variant<Obj<'a>>> {
+        let outer = self.object()?;
+        let inner = self.serialize_map(None)?;
+        Ok(Variant { outer, name: variant, inner })
+    }
+}
+
+impl ser::SerializeSeq for Seq<'_> {
+    type Ok = napi_value;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        let v = value.serialize(&mut *self.b)?;
+        self.b.push(self.array, self.next, v)?;
+        self.next += 1;
+        Ok(())
+    }
+    fn end(self) -> Result<napi_value> {
+        Ok(self.array)
+    }
+}
+
+impl ser::SerializeTuple for Seq<'_> {
+    type Ok = napi_value;
+    type Error = Error;
+    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+    fn end(self) -> Result<napi_value> {
+        Ok(self.array)
+    }
+}
+
+impl ser::SerializeTupleStruct for Seq<'_> {
+    type Ok = napi_value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        ser::SerializeSeq::serialize_element(self, value)
+    }
+    fn end(self) -> Result<napi_value> {
+        Ok(self.array)
+    }
+}
+
+impl ser::SerializeMap for Obj<'_> {
+    type Ok = napi_value;
+    type Error = Error;
+    fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result<()> {
+        self.key = Some(self.b.key(&key.serialize(KeyName)?)?);
+        Ok(())
+    }
+    fn serialize_value<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        let key = self.key.take().ok_or_else(|| Error("a map value without its key".into()))?;
+        let v = value.serialize(&mut *self.b)?;
+        self.b.field(key, v);
+        Ok(())
+    }
+    fn end(self) -> Result<napi_value> {
+        self.b.define(self.object, self.from)?;
+        Ok(self.object)
+    }
+}
+
+impl ser::SerializeStruct for Obj<'_> {
+    type Ok = napi_value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<()> {
+        let k = self.b.key(key)?;
+        let v = value.serialize(&mut *self.b)?;
+        self.b.field(k, v);
+        Ok(())
+    }
+    fn end(self) -> Result<napi_value> {
+        self.b.define(self.object, self.from)?;
+        Ok(self.object)
+    }
+}
+
+/// Puts a finished variant body under its name.
+fn wrap(b: &mut Builder, outer: napi_value, name: &'static str, inner: napi_value) -> Result<napi_value> {
+    let (key, from) = (b.key(name)?, b.props.len());
+    b.field(key, inner);
+    b.define(outer, from)?;
+    Ok(outer)
+}
+
+impl ser::SerializeTupleVariant for Variant<Seq<'_>> {
+    type Ok = napi_value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
+        ser::SerializeSeq::serialize_element(&mut self.inner, value)
+    }
+    fn end(self) -> Result<napi_value> {
+        wrap(self.inner.b, self.outer, self.name, self.inner.array)
+    }
+}
+
+impl ser::SerializeStructVariant for Variant<Obj<'_>> {
+    type Ok = napi_value;
+    type Error = Error;
+    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<()> {
+        ser::SerializeStruct::serialize_field(&mut self.inner, key, value)
+    }
+    fn end(self) -> Result<napi_value> {
+        let Obj { b, object, from, .. } = self.inner;
+        b.define(object, from)?;
+        wrap(b, self.outer, self.name, object)
+    }
+}
+
+/// A map key as JSON would write it: strings as they are, numbers and booleans as text.
+struct KeyName;
+
+impl ser::Serializer for KeyName {
+    type Ok = String;
+    type Error = Error;
+    type SerializeSeq = ser::Impossible<String, Error>;
+    type SerializeTuple = ser::Impossible<String, Error>;
+    type SerializeTupleStruct = ser::Impossible<String, Error>;
+    type SerializeTupleVariant = ser::Impossible<String, Error>;
+    type SerializeMap = ser::Impossible<String, Error>;
+    type SerializeStruct = ser::Impossible<String, Error>;
+    type SerializeStructVariant = ser::Impossible<String, Error>;
+
+    fn serialize_str(self, v: &str) -> Result<String> {
+        Ok(v.to_owned())
+    }
+    fn serialize_char(self, v: char) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_bool(self, v: bool) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_i8(self, v: i8) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_i16(self, v: i16) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_i32(self, v: i32) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_i64(self, v: i64) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_u8(self, v: u8) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_u16(self, v: u16) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_u32(self, v: u32) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_u64(self, v: u64) -> Result<String> {
+        Ok(v.to_string())
+    }
+    fn serialize_f32(self, _v: f32) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_f64(self, _v: f64) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_bytes(self, _v: &[u8]) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_none(self) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_some<T: Serialize + ?Sized>(self, _value: &T) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_unit(self) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_unit_struct(self, _name: &'static str) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<String> {
+        Ok(variant.to_owned())
+    }
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<String> {
+        value.serialize(self)
+    }
+    fn serialize_newtype_variant<T: Serialize + ?Sized>(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _value: &T,
+    ) -> Result<String> {
+        Err(key_error())
+    }
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Self::SerializeSeq> {
+        Err(key_error())
+    }
+    fn serialize_tuple(self, _len: usize) -> Result<Self::SerializeTuple> {
+        Err(key_error())
+    }
+    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeTupleStruct> {
+        Err(key_error())
+    }
+    fn serialize_tuple_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeTupleVariant> {
+        Err(key_error())
+    }
+    fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap> {
+        Err(key_error())
+    }
+    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Self::SerializeStruct> {
+        Err(key_error())
+    }
+    fn serialize_struct_variant(
+        self,
+        _name: &'static str,
+        _index: u32,
+        _variant: &'static str,
+        _len: usize,
+    ) -> Result<Self::SerializeStructVariant> {
+        Err(key_error())
+    }
+}
+
+fn key_error() -> Error {
+    Error("an object key must be a string, a number or a boolean".into())
+}
