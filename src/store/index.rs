@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Map;
 
 use super::format::{self, At, CompactionRecord, Kind, Loc, Run};
-use super::lines::{read_region, split, Layout};
+use super::lines::{Layout, LineChunks};
 use super::warning::Warning;
 use crate::model::{CompactionPart, Message, MessageError, Part, Role};
 use crate::policy::View;
@@ -250,34 +250,22 @@ pub struct Scanned {
 }
 
 /// Bytes read per step of the scan.
-const CHUNK: u64 = 1 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// Reads every line of `[body, end)`, skipping message contents. `cancel` stops it early.
 pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Scanned> {
     let mut out = Scanned { lines: 1, ..Default::default() };
-    let mut pos = layout.body;
-    let mut carry: Vec<u8> = Vec::new();
-    while pos < layout.end {
-        if cancel.load(Ordering::Relaxed) {
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "closed"));
-        }
-        let hi = layout.end.min(pos + CHUNK);
-        let base = Loc { offset: pos - carry.len() as u64, line: out.lines + 1 };
-        let mut buf = std::mem::take(&mut carry);
-        buf.extend_from_slice(&read_region(file, pos, hi)?);
-        let mut used = 0usize;
-        for (k, (loc, line)) in split(&buf, base).enumerate() {
-            if k % 64 == 63 && cancel.load(Ordering::Relaxed) {
+    let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
+    while let Some(lines) = chunks.next_lines()? {
+        for (k, (loc, line)) in lines.into_iter().enumerate() {
+            if k % 64 == 0 && cancel.load(Ordering::Relaxed) {
                 return Err(io::Error::new(io::ErrorKind::Interrupted, "closed"));
             }
-            used = (loc.offset - base.offset) as usize + line.len() + 1;
             out.lines += 1;
             if let Err(problem) = scan_line(&mut out, loc, line) {
                 out.warnings.push(Warning::at(loc, problem));
             }
         }
-        carry = buf[used..].to_vec();
-        pos = hi;
     }
     Ok(out)
 }

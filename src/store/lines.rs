@@ -38,6 +38,55 @@ pub fn split(buf: &[u8], base: Loc) -> impl Iterator<Item = (Loc, &[u8])> {
     })
 }
 
+/// Reads a region forward in pieces of whole lines, reusing one buffer: a long file costs its
+/// bytes, not a buffer (and page faults) of its size.
+pub struct LineChunks<'f> {
+    file: &'f File,
+    /// The next byte to read, and the end of the region (which ends a line).
+    pos: u64,
+    end: u64,
+    size: usize,
+    buf: Vec<u8>,
+    /// The bytes of `buf` the previous piece returned.
+    used: usize,
+    /// Where `buf` starts.
+    base: Loc,
+}
+
+impl<'f> LineChunks<'f> {
+    /// Pieces of about `size` bytes (a longer line comes whole) of `[start.offset, end)`.
+    pub fn new(file: &'f File, start: Loc, end: u64, size: usize) -> LineChunks<'f> {
+        LineChunks { file, pos: start.offset, end, size, buf: Vec::new(), used: 0, base: start }
+    }
+
+    /// The lines of the next piece, without their `\n`; `None` at the end. Bytes after the last
+    /// `\n` of the region are not returned.
+    pub fn next_lines(&mut self) -> io::Result<Option<Vec<(Loc, &[u8])>>> {
+        self.buf.drain(..self.used);
+        self.used = 0;
+        let mut scanned = 0;
+        while self.pos < self.end
+            && (self.buf.len() < self.size || memchr::memchr(b'\n', &self.buf[scanned..]).is_none())
+        {
+            scanned = self.buf.len();
+            let n = (self.end - self.pos).min(self.size as u64);
+            let mut f = self.file;
+            f.seek(SeekFrom::Start(self.pos))?;
+            if f.take(n).read_to_end(&mut self.buf)? as u64 != n {
+                return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file is shorter than expected"));
+            }
+            self.pos += n;
+        }
+        let Some(last) = memchr::memrchr(b'\n', &self.buf) else {
+            return Ok(None);
+        };
+        self.used = last + 1;
+        let lines: Vec<(Loc, &[u8])> = split(&self.buf[..self.used], self.base).collect();
+        self.base = Loc { offset: self.base.offset + self.used as u64, line: self.base.line + lines.len() as u64 };
+        Ok(Some(lines))
+    }
+}
+
 /// What a file holds, found without reading its body.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Layout {
@@ -192,12 +241,12 @@ fn check(
     if len < COMPACTION_PREFIX.len() {
         return Ok(None);
     }
+    // The line's first bytes: in this block, or crossing into the next one.
     let from = (start - lo) as usize;
-    let mut prefix = block[from.min(block.len())..].to_vec();
-    if prefix.len() < COMPACTION_PREFIX.len() {
-        prefix.extend_from_slice(later);
-    }
-    if !prefix.starts_with(COMPACTION_PREFIX) {
+    let here = &block[from.min(block.len())..];
+    let n = here.len().min(COMPACTION_PREFIX.len());
+    let crosses = || here.len() < COMPACTION_PREFIX.len() && later.starts_with(&COMPACTION_PREFIX[n..]);
+    if here[..n] != COMPACTION_PREFIX[..n] || !(n == COMPACTION_PREFIX.len() || crosses()) {
         return Ok(None);
     }
     let line = read_region(file, start, line_end)?;
@@ -236,6 +285,30 @@ mod tests {
 
     fn compaction(line: u64) -> Vec<u8> {
         encode_compaction(&CompactionRecord { line, ..Default::default() })
+    }
+
+    proptest::proptest! {
+        /// Pieces of any size give the lines of one whole read, with their places.
+        #[test]
+        fn line_chunks_give_every_line_once(lens in proptest::collection::vec(0usize..40, 0..60), size in 1usize..50, torn in 0usize..5) {
+            let mut bytes = b"head\n".to_vec();
+            for (i, n) in lens.iter().enumerate() {
+                bytes.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, *n));
+                bytes.push(b'\n');
+            }
+            let end = bytes.len() as u64;
+            bytes.extend(std::iter::repeat_n(b'x', torn));
+            let (_d, f) = file_with(&bytes);
+            let start = Loc { offset: 5, line: 2 };
+            let whole: Vec<(Loc, Vec<u8>)> = split(&bytes[5..end as usize], start).map(|(l, t)| (l, t.to_vec())).collect();
+            let mut chunks = LineChunks::new(&f, start, end, size);
+            let mut got: Vec<(Loc, Vec<u8>)> = Vec::new();
+            while let Some(lines) = chunks.next_lines().unwrap() {
+                proptest::prop_assert!(!lines.is_empty());
+                got.extend(lines.into_iter().map(|(l, t)| (l, t.to_vec())));
+            }
+            proptest::prop_assert_eq!(got, whole);
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::io;
 use std::path::Path;
 
 use super::format::{CompactionRecord, Loc};
-use super::lines::{read_region, scan_back, split, Layout, BLOCK};
+use super::lines::{read_region, scan_back, split, Layout, LineChunks, BLOCK};
 use super::replay::{decode, decode_all, Applied, Decoded, Replay};
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
@@ -82,16 +82,22 @@ pub fn io_error(path: &Path, e: &io::Error) -> CfError {
     super::io_error(path, "cannot read", e)
 }
 
+/// Bytes parsed per step of a full read (shared by the decoding threads).
+const CHUNK: usize = 4 << 20;
+
 /// Every line, in order.
 pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool) -> Result<Loaded> {
     let mut reading = Reading { path, recover, warnings: Vec::new() };
-    let buf = read_region(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
-    let lines: Vec<(Loc, &[u8])> = split(&buf, Loc { offset: layout.body, line: 2 }).collect();
+    let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
     let mut replay = Replay::new(false);
-    for ((loc, _), decoded) in lines.iter().zip(decode_all(&lines)) {
-        reading.apply(&mut replay, *loc, decoded)?;
+    let mut count = 0;
+    while let Some(lines) = chunks.next_lines().map_err(|e| io_error(path, &e))? {
+        count += lines.len() as u64;
+        for ((loc, _), decoded) in lines.iter().zip(decode_all(&lines)) {
+            reading.apply(&mut replay, *loc, decoded)?;
+        }
     }
-    reading.torn(layout, lines.len() as u64 + 2);
+    reading.torn(layout, count + 2);
     Ok(Loaded { messages: replay.into_messages(), warnings: reading.warnings, base: None })
 }
 
