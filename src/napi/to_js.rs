@@ -15,6 +15,8 @@ use serde::ser::{self, Serialize};
 const EXTERNAL_MIN: usize = 1024;
 /// Longer property names are not worth remembering.
 const KEY_CACHED: usize = 64;
+/// String values this short are shared like property names.
+const VALUE_CACHED: usize = 16;
 
 type ExternalLatin1 = unsafe extern "C" fn(
     env: napi_env,
@@ -274,7 +276,12 @@ impl<'a> ser::Serializer for &'a mut Builder {
         self.string(v.encode_utf8(&mut [0; 4]))
     }
     fn serialize_str(self, v: &str) -> Result<napi_value> {
-        self.string(v)
+        // Short values repeat (roles, part types, tool names): one JS string each per call.
+        if v.len() <= VALUE_CACHED {
+            self.key(v)
+        } else {
+            self.string(v)
+        }
     }
     fn serialize_bytes(self, v: &[u8]) -> Result<napi_value> {
         let array = self.array(v.len())?;

@@ -8,7 +8,7 @@ use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
 use crate::model::{Message, Part, ToolState};
 use crate::policy::{self, pressure_tier, Base, Selection, Turn, View};
-use crate::tokens::{Counter, Tokenizer};
+use crate::tokens::{Counter, MessageCount, Tokenizer};
 
 /// Messages in arrival order, each counted once, with what per-turn queries need kept current:
 /// prefix sums of tokens, the newest completed compaction, and the newest trusted provider usage.
@@ -74,6 +74,18 @@ impl History {
         opts: SessionOptions,
         aborted: &(dyn Fn() -> bool + Sync),
     ) -> Result<History> {
+        History::from_counted_at(messages, Vec::new(), base, opts, aborted)
+    }
+
+    /// `from_messages_at`, with the counts of some messages already made (by `opts`' counter,
+    /// as a store load makes them while it parses): `counts[i]`, when there, is message `i`'s.
+    pub fn from_counted_at(
+        messages: Vec<Message>,
+        counts: Vec<Option<MessageCount>>,
+        base: Base,
+        opts: SessionOptions,
+        aborted: &(dyn Fn() -> bool + Sync),
+    ) -> Result<History> {
         let len = messages.len();
         let fits = base.len <= len
             && base.order.iter().chain(&base.answered).all(|&p| p < base.len)
@@ -99,7 +111,8 @@ impl History {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
         let per_thread = messages.len().div_ceil(threads).max(CHUNK);
         let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
-        let mut pending = messages.into_iter().map(Some).collect::<Vec<_>>();
+        let mut counts = counts.into_iter();
+        let mut pending = messages.into_iter().map(|m| Some((m, counts.next().flatten()))).collect::<Vec<_>>();
         std::thread::scope(|scope| -> Result<()> {
             let workers: Vec<_> = pending
                 .chunks_mut(per_thread)
@@ -110,7 +123,10 @@ impl History {
                             if k % CHUNK == 0 && aborted() {
                                 return Err(CfError::aborted());
                             }
-                            out.push(Entry::new(slot.take().expect("each message is taken once"), &counter));
+                            out.push(match slot.take().expect("each message is taken once") {
+                                (msg, Some((parts, tokens))) => Entry { msg, parts, tokens, seen_at: 0.0 },
+                                (msg, None) => Entry::new(msg, &counter),
+                            });
                         }
                         Ok(out)
                     })

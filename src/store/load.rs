@@ -12,15 +12,18 @@ use std::path::Path;
 
 use super::format::{CompactionRecord, Loc};
 use super::lines::{read_region, scan_back, split, Layout, LineChunks, BLOCK};
-use super::replay::{decode, decode_all, Applied, Decoded, Replay};
+use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay};
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::model::Message;
 use crate::policy::{Base, Cut};
+use crate::tokens::{Counter, MessageCount};
 
 #[derive(Debug, Default)]
 pub struct Loaded {
     pub messages: Vec<Message>,
+    /// With a counter, the messages' token counts where they are known (as long as `messages`).
+    pub counts: Vec<Option<MessageCount>>,
     pub warnings: Vec<Warning>,
     /// Set when only part of the file was read: the view of the first `base.len` messages (give
     /// it to `History::from_messages_at`).
@@ -53,8 +56,8 @@ impl Reading<'_> {
         }
     }
 
-    fn apply(&mut self, replay: &mut Replay, loc: Loc, decoded: std::result::Result<Decoded, String>) -> Result<()> {
-        match decoded.and_then(|d| replay.apply(loc, d)) {
+    fn apply(&mut self, replay: &mut Replay, loc: Loc, (decoded, count): Decode) -> Result<()> {
+        match decoded.and_then(|d| replay.apply(loc, d, count)) {
             Ok(Applied::Done) => Ok(()),
             Ok(Applied::Skipped) => {
                 self.warnings.push(Warning::at(loc, "entry type unknown to this version; skipped"));
@@ -85,39 +88,40 @@ pub fn io_error(path: &Path, e: &io::Error) -> CfError {
 /// Bytes parsed per step of a full read (shared by the decoding threads).
 const CHUNK: usize = 4 << 20;
 
-/// Every line, in order.
-pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool) -> Result<Loaded> {
+/// Every line, in order. With a `counter`, messages are counted as they are parsed.
+pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool, counter: Option<&Counter>) -> Result<Loaded> {
     let mut reading = Reading { path, recover, warnings: Vec::new() };
     let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
     let mut replay = Replay::new(false);
     let mut count = 0;
     while let Some(lines) = chunks.next_lines().map_err(|e| io_error(path, &e))? {
         count += lines.len() as u64;
-        for ((loc, _), decoded) in lines.iter().zip(decode_all(&lines)) {
+        for ((loc, _), decoded) in lines.iter().zip(decode_all(&lines, counter)) {
             reading.apply(&mut replay, *loc, decoded)?;
         }
     }
     reading.torn(layout, count + 2);
-    Ok(Loaded { messages: replay.into_messages(), warnings: reading.warnings, base: None })
+    let (messages, counts) = replay.into_messages();
+    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None })
 }
 
 /// What the context needs: from the latest compaction entry when there is a usable one.
-pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool) -> Result<Loaded> {
+pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: Option<&Counter>) -> Result<Loaded> {
     let scan = scan_back(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
     let Some((at, rec)) = scan.found.clone() else {
-        return load_all(file, layout, path, recover);
+        return load_all(file, layout, path, recover, counter);
     };
     if rec.request.is_none() {
-        return load_all(file, layout, path, recover);
+        return load_all(file, layout, path, recover, counter);
     }
     let mut reading = Reading { path, recover, warnings: Vec::new() };
-    match tail_first(file, layout, &rec, at, &mut reading)? {
-        Some((messages, base)) => {
+    match tail_first(file, layout, &rec, at, &mut reading, counter)? {
+        Some(((messages, counts), base)) => {
             reading.torn(layout, scan.next_line());
-            Ok(Loaded { messages, warnings: reading.warnings, base: Some(base) })
+            Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base) })
         }
         None => {
-            let mut all = load_all(file, layout, path, recover)?;
+            let mut all = load_all(file, layout, path, recover, counter)?;
             all.warnings.insert(
                 0,
                 Warning::at(at, "compaction entry does not match the file (a crash between writes?): read every line"),
@@ -166,7 +170,8 @@ fn tail_first(
     rec: &CompactionRecord,
     at: Loc,
     reading: &mut Reading<'_>,
-) -> Result<Option<(Vec<Message>, Base)>> {
+    counter: Option<&Counter>,
+) -> Result<Option<((Vec<Message>, Vec<Option<MessageCount>>), Base)>> {
     let io = |e: io::Error| io_error(reading.path, &e);
     let (Some(_), Some(summary), Some(last)) = (&rec.request, &rec.summary, rec.runs.last()) else {
         return Ok(None);
@@ -221,11 +226,11 @@ fn tail_first(
     }
     let refs: Vec<(Loc, &[u8])> = lines.iter().map(|(loc, l)| (*loc, l.as_slice())).collect();
     let mut replay = Replay::new(true);
-    for ((loc, _), decoded) in refs.iter().zip(decode_all(&refs)) {
-        if loc.offset > at.offset && matches!(decoded, Ok(Decoded::Update(_, true))) {
+    for ((loc, _), decoded) in refs.iter().zip(decode_all(&refs, counter)) {
+        if loc.offset > at.offset && matches!(decoded.0, Ok(Decoded::Update(_, true))) {
             return Ok(None);
         }
-        if !matches!(decoded, Ok(Decoded::Update(..) | Decoded::Prune(_)) | Err(_)) && rec.patches.contains(loc) {
+        if !matches!(decoded.0, Ok(Decoded::Update(..) | Decoded::Prune(_)) | Err(_)) && rec.patches.contains(loc) {
             return Ok(None);
         }
         reading.apply(&mut replay, *loc, decoded)?;

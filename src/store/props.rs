@@ -163,6 +163,11 @@ fn run(ops: &[Op]) {
         let was_tail_first = loaded.tail_first();
         let tail_first =
             History::from_messages_at(loaded.messages, loaded.base.unwrap_or_default(), opts(), &|| false).unwrap();
+        // A store's own load counts messages as it parses them, updates and prunes applied.
+        let counted = reader.loader().unwrap().history(Some(opts()), &|| false).unwrap();
+        let counts =
+            |h: &History| h.entries().iter().map(|e| (e.msg.clone(), e.parts.clone(), e.tokens)).collect::<Vec<_>>();
+        assert_eq!(counts(&counted), counts(&tail_first));
         let full = History::from_messages(model.messages.clone(), opts(), &|| false).unwrap();
         let shown: Vec<Message> = tail_first.visible().into_iter().map(|e| e.msg.clone()).collect();
         assert_eq!(shown, full_view(model.messages.clone()));

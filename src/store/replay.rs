@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::format::{self, CompactionRecord, Kind, Loc, PruneRecord};
 use crate::model::{Message, Part, ToolState};
+use crate::tokens::{Counter, MessageCount};
 
 /// One line, parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,8 +36,21 @@ pub fn decode(line: &[u8]) -> Result<Decoded, String> {
     })
 }
 
+/// A parsed line, and with a counter its message's token counts (counted by the thread that
+/// parsed it, while its text is in that core's cache).
+pub type Decode = (Result<Decoded, String>, Option<MessageCount>);
+
+fn decode_counted(line: &[u8], counter: Option<&Counter>) -> Decode {
+    let decoded = decode(line);
+    let count = match (&decoded, counter) {
+        (Ok(Decoded::Message(m) | Decoded::Update(m, _)), Some(c)) => Some(c.message(m)),
+        _ => None,
+    };
+    (decoded, count)
+}
+
 /// Parses lines on every core (the order of the results is the order of the lines).
-pub fn decode_all(lines: &[(Loc, &[u8])]) -> Vec<Result<Decoded, String>> {
+pub fn decode_all(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Decode> {
     const MIN_PER_THREAD: usize = 64;
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -44,7 +58,7 @@ pub fn decode_all(lines: &[(Loc, &[u8])]) -> Vec<Result<Decoded, String>> {
         .min(lines.len().div_ceil(MIN_PER_THREAD))
         .max(1);
     if threads == 1 {
-        return lines.iter().map(|(_, l)| decode(l)).collect();
+        return lines.iter().map(|(_, l)| decode_counted(l, counter)).collect();
     }
     // Split by bytes, not by lines: one long line should not leave a thread with all the work.
     let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
@@ -65,7 +79,7 @@ pub fn decode_all(lines: &[(Loc, &[u8])]) -> Vec<Result<Decoded, String>> {
     std::thread::scope(|scope| {
         let workers: Vec<_> = chunks
             .into_iter()
-            .map(|chunk| scope.spawn(move || chunk.iter().map(|(_, l)| decode(l)).collect::<Vec<_>>()))
+            .map(|chunk| scope.spawn(move || chunk.iter().map(|(_, l)| decode_counted(l, counter)).collect::<Vec<_>>()))
             .collect();
         workers.into_iter().flat_map(|w| w.join().expect("decoding never panics")).collect()
     })
@@ -84,6 +98,8 @@ pub enum Applied {
 #[derive(Debug, Default)]
 pub struct Replay {
     messages: Vec<Message>,
+    /// Token counts of the messages as they stand (`None`: not counted, or changed since).
+    counts: Vec<Option<MessageCount>>,
     index: HashMap<String, usize>,
     lines: Vec<u64>,
     partial: bool,
@@ -94,7 +110,8 @@ impl Replay {
         Replay { partial, ..Default::default() }
     }
 
-    pub fn apply(&mut self, loc: Loc, entry: Decoded) -> Result<Applied, String> {
+    /// Applies one entry; `count` is the counts of the message it carries, if known.
+    pub fn apply(&mut self, loc: Loc, entry: Decoded, count: Option<MessageCount>) -> Result<Applied, String> {
         match entry {
             Decoded::Header => return Err("a second header".into()),
             Decoded::Message(m) => {
@@ -103,10 +120,14 @@ impl Replay {
                 }
                 self.index.insert(m.id.clone(), self.messages.len());
                 self.messages.push(m);
+                self.counts.push(count);
                 self.lines.push(loc.line);
             }
             Decoded::Update(m, _) => match self.index.get(&m.id) {
-                Some(&i) => self.messages[i] = m,
+                Some(&i) => {
+                    self.messages[i] = m;
+                    self.counts[i] = count;
+                }
                 None if self.partial => {}
                 None => return Err(format!("update of message {:?}, which no earlier line adds", m.id)),
             },
@@ -129,6 +150,7 @@ impl Replay {
                     if &t.id == pid {
                         if let ToolState::Completed { compacted_at, .. } = &mut t.state {
                             *compacted_at = Some(p.compacted_at);
+                            self.counts[i] = None;
                         }
                     }
                 }
@@ -145,8 +167,9 @@ impl Replay {
         &self.lines
     }
 
-    pub fn into_messages(self) -> Vec<Message> {
-        self.messages
+    /// The messages, and their counts where known.
+    pub fn into_messages(self) -> (Vec<Message>, Vec<Option<MessageCount>>) {
+        (self.messages, self.counts)
     }
 }
 
@@ -172,30 +195,50 @@ mod tests {
     #[test]
     fn entries_apply_in_order() {
         let mut r = Replay::new(false);
-        r.apply(loc(2), Decoded::Message(tool_msg("a"))).unwrap();
-        r.apply(loc(3), Decoded::Message(tool_msg("b"))).unwrap();
+        r.apply(loc(2), Decoded::Message(tool_msg("a")), None).unwrap();
+        r.apply(loc(3), Decoded::Message(tool_msg("b")), None).unwrap();
         let prune = PruneRecord {
             compacted_at: 7.0,
             message_ids: vec!["a".into(), "a".into(), "zz".into()],
             part_ids: vec!["a-t".into(), "a-x".into(), "zz-t".into()],
         };
-        r.apply(loc(4), Decoded::Prune(prune)).unwrap();
+        r.apply(loc(4), Decoded::Prune(prune), None).unwrap();
         let Part::Tool(t) = &r.messages()[0].parts[0] else { panic!() };
         assert!(t.is_pruned());
         let mut b2 = tool_msg("b");
         b2.finish = Some("stop".into());
-        r.apply(loc(5), Decoded::Update(b2.clone(), false)).unwrap();
+        r.apply(loc(5), Decoded::Update(b2.clone(), false), None).unwrap();
         assert_eq!(r.messages()[1], b2);
         assert_eq!(
-            r.apply(loc(6), Decoded::Message(tool_msg("a"))).unwrap_err(),
+            r.apply(loc(6), Decoded::Message(tool_msg("a")), None).unwrap_err(),
             "message \"a\" was already added at line 2"
         );
-        assert!(r.apply(loc(7), Decoded::Update(tool_msg("c"), false)).unwrap_err().contains("no earlier line adds"));
-        assert_eq!(r.apply(loc(8), Decoded::Unknown).unwrap(), Applied::Skipped);
-        assert!(r.apply(loc(9), Decoded::Header).is_err());
+        assert!(r
+            .apply(loc(7), Decoded::Update(tool_msg("c"), false), None)
+            .unwrap_err()
+            .contains("no earlier line adds"));
+        assert_eq!(r.apply(loc(8), Decoded::Unknown, None).unwrap(), Applied::Skipped);
+        assert!(r.apply(loc(9), Decoded::Header, None).is_err());
         let mut partial = Replay::new(true);
-        assert_eq!(partial.apply(loc(2), Decoded::Update(tool_msg("c"), true)).unwrap(), Applied::Done);
+        assert_eq!(partial.apply(loc(2), Decoded::Update(tool_msg("c"), true), None).unwrap(), Applied::Done);
         assert!(partial.messages().is_empty());
+    }
+
+    #[test]
+    fn counts_follow_updates_and_prunes() {
+        let counter = Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 1000 };
+        let count = |id: &str| Some(counter.message(&tool_msg(id)));
+        let mut r = Replay::new(false);
+        r.apply(loc(2), Decoded::Message(tool_msg("a")), count("a")).unwrap();
+        r.apply(loc(3), Decoded::Message(tool_msg("b")), count("b")).unwrap();
+        r.apply(loc(4), Decoded::Message(tool_msg("c")), count("c")).unwrap();
+        // A pruned output no longer has the counts it was read with; an update brings its own.
+        let prune = PruneRecord { compacted_at: 7.0, message_ids: vec!["a".into()], part_ids: vec!["a-t".into()] };
+        r.apply(loc(5), Decoded::Prune(prune), None).unwrap();
+        r.apply(loc(6), Decoded::Update(tool_msg("b"), false), None).unwrap();
+        let (messages, counts) = r.into_messages();
+        assert_eq!(messages.len(), 3);
+        assert_eq!(counts, vec![None, None, count("c")]);
     }
 
     #[test]
@@ -212,8 +255,11 @@ mod tests {
             .collect();
         let refs: Vec<(Loc, &[u8])> =
             lines.iter().enumerate().map(|(i, l)| (loc(i as u64 + 2), l.as_slice())).collect();
-        let serial: Vec<_> = refs.iter().map(|(_, l)| decode(l)).collect();
-        assert_eq!(decode_all(&refs), serial);
-        assert!(serial[5].is_err());
+        let counter = Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 1000 };
+        let serial: Vec<_> = refs.iter().map(|(_, l)| decode_counted(l, Some(&counter))).collect();
+        assert_eq!(decode_all(&refs, Some(&counter)), serial);
+        assert!(serial[5].0.is_err() && serial[5].1.is_none());
+        assert_eq!(serial[6].1, Some(counter.message(&tool_msg("m6"))));
+        assert!(decode_all(&refs, None).iter().all(|(_, count)| count.is_none()));
     }
 }

@@ -19,6 +19,7 @@ use crate::error::{CfError, Code, Result};
 use crate::model::Message;
 use crate::policy::parse_options;
 use crate::session::{History, SessionOptions};
+use crate::tokens::{Counter, MessageCount};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenOptions {
@@ -116,17 +117,22 @@ impl Loader {
         }
     }
 
-    fn report(&self, loaded: Loaded) -> Vec<Message> {
+    fn report(&self, loaded: Loaded) -> (Vec<Message>, Vec<Option<MessageCount>>) {
         self.warnings.add(loaded.warnings);
-        loaded.messages
+        (loaded.messages, loaded.counts)
     }
 
     /// The messages the context needs (tail-first when the file has a compaction entry).
     pub fn context_messages(&self) -> Result<Loaded> {
+        self.context_messages_counted(None)
+    }
+
+    /// `context_messages`, counted with `counter` as they are parsed.
+    fn context_messages_counted(&self, counter: Option<&Counter>) -> Result<Loaded> {
         let (file, l) = self.open()?;
         match l {
             None => Ok(Loaded::default()),
-            Some(l) => load::load(&file, &l, &self.path, self.recover),
+            Some(l) => load::load(&file, &l, &self.path, self.recover, counter),
         }
     }
 
@@ -135,7 +141,7 @@ impl Loader {
         let (file, l) = self.open()?;
         match l {
             None => Ok(Vec::new()),
-            Some(l) => Ok(self.report(load::load_all(&file, &l, &self.path, self.recover)?)),
+            Some(l) => Ok(self.report(load::load_all(&file, &l, &self.path, self.recover, None)?).0),
         }
     }
 
@@ -163,13 +169,13 @@ impl Loader {
         if aborted() {
             return Err(CfError::aborted());
         }
-        let mut loaded = self.context_messages()?;
+        let mut loaded = self.context_messages_counted(Some(&opts.counter()?))?;
         let base = loaded.base.take().unwrap_or_default();
-        let messages = self.report(loaded);
+        let (messages, counts) = self.report(loaded);
         if aborted() {
             return Err(CfError::aborted());
         }
-        History::from_messages_at(messages, base, opts, aborted)
+        History::from_counted_at(messages, counts, base, opts, aborted)
     }
 
     /// Writes every message, one JSON object per line, to `to` (through a temporary file renamed

@@ -7,6 +7,9 @@ use crate::model::{is_media, FilePart, Message, Part, ToolState};
 /// Framing tokens per message (role and separators), as chat formats add them.
 pub const MESSAGE_OVERHEAD: u64 = 3;
 
+/// A message's part counts and its total.
+pub type MessageCount = (Vec<PartCount>, u64);
+
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PartCount {
     /// Everything the part costs in the context.
@@ -69,7 +72,7 @@ impl Counter {
         }
     }
 
-    pub fn message(&self, m: &Message) -> (Vec<PartCount>, u64) {
+    pub fn message(&self, m: &Message) -> MessageCount {
         let parts: Vec<PartCount> = m.parts.iter().map(|p| self.part(p)).collect();
         let total = MESSAGE_OVERHEAD + parts.iter().map(|c| c.total).sum::<u64>();
         (parts, total)

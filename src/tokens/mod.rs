@@ -4,7 +4,7 @@ mod count;
 mod estimate;
 mod exact;
 
-pub use count::{Counter, PartCount, MESSAGE_OVERHEAD};
+pub use count::{Counter, MessageCount, PartCount, MESSAGE_OVERHEAD};
 pub use estimate::{estimate_tokens, Features};
 pub use exact::{count_tokens, warm_up, Encoding};
 
