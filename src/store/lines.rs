@@ -38,6 +38,9 @@ pub fn split(buf: &[u8], base: Loc) -> impl Iterator<Item = (Loc, &[u8])> {
     })
 }
 
+/// Lines with where they start.
+pub type Lines<'a> = Vec<(Loc, &'a [u8])>;
+
 /// Reads a region forward in pieces of whole lines, reusing one buffer: a long file costs its
 /// bytes, not a buffer (and page faults) of its size.
 pub struct LineChunks<'f> {
@@ -61,7 +64,7 @@ impl<'f> LineChunks<'f> {
 
     /// The lines of the next piece, without their `\n`; `None` at the end. Bytes after the last
     /// `\n` of the region are not returned.
-    pub fn next_lines(&mut self) -> io::Result<Option<Vec<(Loc, &[u8])>>> {
+    pub fn next_lines(&mut self) -> io::Result<Option<Lines<'_>>> {
         self.buf.drain(..self.used);
         self.used = 0;
         let mut scanned = 0;

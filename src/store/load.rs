@@ -12,7 +12,7 @@ use std::path::Path;
 
 use super::format::{CompactionRecord, Loc};
 use super::lines::{read_region, scan_back, split, Layout, LineChunks, BLOCK};
-use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay};
+use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay, Replayed};
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::model::Message;
@@ -171,7 +171,7 @@ fn tail_first(
     at: Loc,
     reading: &mut Reading<'_>,
     counter: Option<&Counter>,
-) -> Result<Option<((Vec<Message>, Vec<Option<MessageCount>>), Base)>> {
+) -> Result<Option<(Replayed, Base)>> {
     let io = |e: io::Error| io_error(reading.path, &e);
     let (Some(_), Some(summary), Some(last)) = (&rec.request, &rec.summary, rec.runs.last()) else {
         return Ok(None);

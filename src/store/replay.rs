@@ -85,6 +85,9 @@ pub fn decode_all(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Deco
     })
 }
 
+/// Messages, and their counts where known.
+pub type Replayed = (Vec<Message>, Vec<Option<MessageCount>>);
+
 /// What applying an entry did, besides changing messages.
 #[derive(Debug, PartialEq)]
 pub enum Applied {
@@ -168,7 +171,7 @@ impl Replay {
     }
 
     /// The messages, and their counts where known.
-    pub fn into_messages(self) -> (Vec<Message>, Vec<Option<MessageCount>>) {
+    pub fn into_messages(self) -> Replayed {
         (self.messages, self.counts)
     }
 }

@@ -13,13 +13,14 @@ use super::format::{self, Header, Loc, PruneRecord, VERSION};
 use super::lines::{layout, scan_back, Layout, Start};
 use super::load::{self, torn_warning, Loaded};
 use super::lock::WriterLock;
+use super::replay::Replayed;
 use super::warning::{Warning, Warnings};
 use super::writer::Writer;
 use crate::error::{CfError, Code, Result};
 use crate::model::Message;
 use crate::policy::parse_options;
 use crate::session::{History, SessionOptions};
-use crate::tokens::{Counter, MessageCount};
+use crate::tokens::Counter;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenOptions {
@@ -117,7 +118,7 @@ impl Loader {
         }
     }
 
-    fn report(&self, loaded: Loaded) -> (Vec<Message>, Vec<Option<MessageCount>>) {
+    fn report(&self, loaded: Loaded) -> Replayed {
         self.warnings.add(loaded.warnings);
         (loaded.messages, loaded.counts)
     }
