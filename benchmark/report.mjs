@@ -140,7 +140,7 @@ export function storeSection(st) {
     '## 4. Opening a long session and building the model context',
     '',
     "contextfold: `SessionStore.open(path)` (a writer, as an agent resuming it; in brackets `readOnly: true`) + `store.load(options).toModelMessages()` + `close()`. pi 0.73.1: `SessionManager.open(path)` + `buildSessionContext()` + `convertToLlm(messages)`. The same synthetic conversation in both formats (user turns, assistant steps with tool calls and 4–11 KB outputs); ms are medians of " +
-      `${st.runs} runs after a warm-up, each after a full GC, file in the page cache.`,
+      `${st.runs} runs after a warm-up, each after a full GC and a turn of the event loop (finalizers run), file in the page cache.`,
     '',
     table(['session', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', 'pi ms', 'ratio', 'target'], rows, 'llrrrrrl'),
   ].join('\n')
