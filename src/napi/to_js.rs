@@ -221,6 +221,33 @@ struct Variant<I> {
     inner: I,
 }
 
+/// JS numbers are doubles, as `JSON.parse` would give them.
+macro_rules! numbers {
+    ($($name:ident: $ty:ty),*) => {
+        $(fn $name(self, v: $ty) -> Result<napi_value> {
+            self.number(v as f64)
+        })*
+    };
+}
+
+/// A map key from a scalar: its text.
+macro_rules! as_text {
+    ($($name:ident: $ty:ty),*) => {
+        $(fn $name(self, v: $ty) -> Result<String> {
+            Ok(v.to_string())
+        })*
+    };
+}
+
+/// A map key from what JSON cannot use as one.
+macro_rules! not_a_key {
+    ($($name:ident: $ty:ty),*) => {
+        $(fn $name(self, _v: $ty) -> Result<String> {
+            Err(key_error())
+        })*
+    };
+}
+
 impl<'a> ser::Serializer for &'a mut Builder {
     type Ok = napi_value;
     type Error = Error;
@@ -237,30 +264,8 @@ impl<'a> ser::Serializer for &'a mut Builder {
         check(unsafe { sys::napi_get_boolean(self.env, v, &mut out) }, "getting a boolean")?;
         Ok(out)
     }
-    fn serialize_i8(self, v: i8) -> Result<napi_value> {
-        self.number(v.into())
-    }
-    fn serialize_i16(self, v: i16) -> Result<napi_value> {
-        self.number(v.into())
-    }
-    fn serialize_i32(self, v: i32) -> Result<napi_value> {
-        self.number(v.into())
-    }
-    fn serialize_i64(self, v: i64) -> Result<napi_value> {
-        self.number(v as f64)
-    }
-    fn serialize_u8(self, v: u8) -> Result<napi_value> {
-        self.number(v.into())
-    }
-    fn serialize_u16(self, v: u16) -> Result<napi_value> {
-        self.number(v.into())
-    }
-    fn serialize_u32(self, v: u32) -> Result<napi_value> {
-        self.number(v.into())
-    }
-    fn serialize_u64(self, v: u64) -> Result<napi_value> {
-        self.number(v as f64)
-    }
+    numbers! { serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64 }
+    numbers! { serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64 }
     fn serialize_f32(self, v: f32) -> Result<napi_value> {
         self.serialize_f64(v.into())
     }
@@ -481,45 +486,9 @@ impl ser::Serializer for KeyName {
     fn serialize_str(self, v: &str) -> Result<String> {
         Ok(v.to_owned())
     }
-    fn serialize_char(self, v: char) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_bool(self, v: bool) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_i8(self, v: i8) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_i16(self, v: i16) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_i32(self, v: i32) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_i64(self, v: i64) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_u8(self, v: u8) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_u16(self, v: u16) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_u32(self, v: u32) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_u64(self, v: u64) -> Result<String> {
-        Ok(v.to_string())
-    }
-    fn serialize_f32(self, _v: f32) -> Result<String> {
-        Err(key_error())
-    }
-    fn serialize_f64(self, _v: f64) -> Result<String> {
-        Err(key_error())
-    }
-    fn serialize_bytes(self, _v: &[u8]) -> Result<String> {
-        Err(key_error())
-    }
+    as_text! { serialize_char: char, serialize_bool: bool, serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64 }
+    as_text! { serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64 }
+    not_a_key! { serialize_f32: f32, serialize_f64: f64, serialize_bytes: &[u8] }
     fn serialize_none(self) -> Result<String> {
         Err(key_error())
     }
