@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { Session, filterCompacted, importTranscript, toModelMessages } from '../index.js'
-import type { Message } from '../index.js'
+import type { Message, ToolPart } from '../index.js'
 import { MODEL } from './helpers.js'
 
 // Whole repeats only: cutting would split a surrogate pair.
@@ -107,7 +107,8 @@ describe('large message lists', () => {
       JSON.stringify({ role: 'tool', tool_call_id: 'c1', content: big }),
     ].join('\n')
     const imported = importTranscript(text)
-    const outputs = imported.messages.flatMap((m) => m.parts).flatMap((p) => (p.type === 'tool' && p.state.status === 'completed' ? [p.state.output] : []))
+    const tools = imported.messages.flatMap((m) => m.parts).filter((p): p is ToolPart => p.type === 'tool')
+    const outputs = tools.flatMap((p) => (p.state.status === 'completed' ? [p.state.output] : []))
     expect(outputs).toEqual([big])
   })
 })
