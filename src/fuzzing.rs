@@ -140,6 +140,10 @@ pub fn store_load(data: &[u8]) {
         let Ok(mut store) = SessionStore::open(&path, opts) else { continue };
         let torn = store.warnings().len();
         let (Ok(context), Ok(all)) = (store.load(None, &|| false), store.load_all()) else { continue };
+        // Counts made while parsing (then kept or dropped by updates and prunes) are the counts.
+        for e in context.entries() {
+            assert_eq!(context.counter().message(&e.msg), (e.parts.clone(), e.tokens), "message {:?}", e.msg.id);
+        }
         // A damaged file loads as well as it can: where the full read skipped a line, a tail-first
         // read (which by design does not read the part a compaction hid) may differ from it. A
         // torn last line (what a crash leaves) is not damage.
