@@ -347,6 +347,23 @@ pub fn usage_openai(input: u64, cached: u64, output: u64, reasoning: Option<u64>
     }
 }
 
+/// Takes the usage and model of an OpenAI chat-completions response object into `m`.
+pub fn chat_response(m: &mut Message, resp: &Value) {
+    if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
+        let cached = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
+        m.tokens = Some(usage_openai(
+            count(u, "prompt_tokens"),
+            cached,
+            count(u, "completion_tokens"),
+            None,
+            Some(count(u, "total_tokens")).filter(|&t| t > 0),
+        ));
+    }
+    if let Some(model) = resp.get("model").and_then(Value::as_str) {
+        m.model = model_ref("", model);
+    }
+}
+
 pub fn model_ref(provider: &str, model: &str) -> Option<ModelRef> {
     (!model.is_empty()).then(|| ModelRef { provider_id: provider.to_string(), model_id: model.to_string() })
 }

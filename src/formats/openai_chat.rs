@@ -6,7 +6,7 @@
 
 use serde_json::{Map, Value};
 
-use super::build::{count, model_ref, usage_openai, Builder, Outcome};
+use super::build::{chat_response, Builder, Outcome};
 use super::content::{data_url_mime, image_mime, parse_args, str_field, text_of, time_of};
 use super::Record;
 use crate::model::{Message, Role};
@@ -108,19 +108,7 @@ impl Chat {
             Builder::text(&mut m, text_of(content), false);
         }
         if let Some(resp) = v.pointer("/extra/response").filter(|r| r.is_object()) {
-            if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
-                let cached = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
-                m.tokens = Some(usage_openai(
-                    count(u, "prompt_tokens"),
-                    cached,
-                    count(u, "completion_tokens"),
-                    None,
-                    Some(count(u, "total_tokens")).filter(|&t| t > 0),
-                ));
-            }
-            if let Some(model) = str_field(resp, "model") {
-                m.model = model_ref("", model);
-            }
+            chat_response(&mut m, resp);
         }
         let mi = b.push(m, true);
         let mut native = false;

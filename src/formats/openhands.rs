@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::build::{count, model_ref, usage_openai, Builder, Outcome};
+use super::build::{chat_response, Builder, Outcome};
 use super::content::{image_mime, output_text, parse_args, str_field, text_of, time_of};
 use super::Record;
 use crate::model::{Message, Role};
@@ -109,24 +109,10 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                     .or_else(|| str_field(args, "thought").map(str::to_string))
                     .unwrap_or_default();
                 let (mi, fresh) = assistant_for(b, st, str_field(resp, "id"), &text, time);
-                if !fresh {
-                    b.merged();
-                }
                 if fresh {
-                    if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
-                        let cached =
-                            u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
-                        b.messages[mi].tokens = Some(usage_openai(
-                            count(u, "prompt_tokens"),
-                            cached,
-                            count(u, "completion_tokens"),
-                            None,
-                            Some(count(u, "total_tokens")).filter(|&t| t > 0),
-                        ));
-                    }
-                    if let Some(model) = str_field(resp, "model") {
-                        b.messages[mi].model = model_ref("", model);
-                    }
+                    chat_response(&mut b.messages[mi], resp);
+                } else {
+                    b.merged();
                 }
                 let input = msg
                     .get("tool_calls")
