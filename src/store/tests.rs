@@ -546,3 +546,22 @@ fn open_options_parse_with_defaults_and_name_bad_fields() {
     let e = parse_open_options(Some(json!({"session": {"model": {}}}))).unwrap_err();
     assert!(e.message.starts_with("options.session.model"), "{}", e.message);
 }
+
+#[test]
+fn fractional_times_read_back_exactly() {
+    // Shortest decimal forms that a parser rounding in two steps reads one unit off (the
+    // session clock advances by fractions of a millisecond).
+    let (_d, path) = tmp();
+    let mut s = writer(&path);
+    let at = 1_795_322_118_900.294_7_f64;
+    let mut u = user("u1", "hello");
+    u.time = Some(crate::model::Time { created: at, completed: None });
+    s.append(&u).unwrap();
+    s.append(&tool_answer("a1", "output")).unwrap();
+    s.prune(&PruneRecord { compacted_at: at, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()] })
+        .unwrap();
+    let all = s.load_all().unwrap();
+    assert_eq!(all[0].time.as_ref().map(|t| t.created), Some(at));
+    let crate::model::Part::Tool(t) = &all[1].parts[0] else { panic!() };
+    assert!(matches!(t.state, crate::model::ToolState::Completed { compacted_at: Some(c), .. } if c == at));
+}
