@@ -7,11 +7,11 @@ use serde_json::json;
 use crate::compaction::{apply, prepare, PrepareOptions, SummaryInput};
 use crate::formats::{decode, import_transcript, Format};
 use crate::invariants::{check_all, reference_view};
-use crate::model::{parse_message, Message};
+use crate::message::{parse_message, Message};
 use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
 use crate::session::{History, SessionOptions};
 use crate::store::{OpenOptions, SessionStore};
-use crate::transcript::{escape, serialize_message, MARKERS, TAGS};
+use crate::summary_input::{escape, serialize_message, MARKERS, TAGS};
 
 /// Reads the fuzzer's bytes as small numbers; zeros once they run out.
 struct Bytes<'a>(&'a [u8]);

@@ -5,8 +5,9 @@ use std::collections::HashSet;
 
 use serde_json::Value;
 
-use crate::convert::{markers, reshape, to_model_messages, ConvertOptions, ModelFormat};
-use crate::model::Message;
+use crate::convert::{reshape, to_model_messages, ConvertOptions, ModelFormat};
+use crate::message::markers;
+use crate::message::Message;
 
 /// Checks the tool-pair rule on each output shape; returns how many calls got the interrupted
 /// result.
@@ -128,7 +129,7 @@ pub fn check_openai(out: &Value) -> usize {
     interrupted
 }
 
-pub fn check_all(msgs: &[&crate::model::Message], path: &str) -> [usize; 3] {
+pub fn check_all(msgs: &[&crate::message::Message], path: &str) -> [usize; 3] {
     let opts = ConvertOptions::default();
     let out = |f| serde_json::to_value(reshape(to_model_messages(msgs.iter().copied(), &opts), f)).unwrap();
     let r = [

@@ -10,12 +10,12 @@ pub mod formats;
 pub mod fuzzing;
 #[doc(hidden)]
 pub mod invariants;
-pub mod model;
+pub mod message;
 pub mod policy;
 pub mod session;
 pub mod store;
+pub mod summary_input;
 pub mod tokens;
-pub mod transcript;
 
 #[cfg(feature = "node")]
 mod napi;

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::CompactionPlan;
 use crate::error::{CfError, Code, Result};
-use crate::model::{parse_message, Message, Usage};
+use crate::message::{parse_message, Message, Usage};
 use crate::session::History;
 
 /// The summary as the caller got it from the model.

@@ -4,10 +4,10 @@ use serde::{Deserialize, Serialize};
 
 use super::summary_budget;
 use crate::error::{CfError, Result};
-use crate::model::{Message, Part};
+use crate::message::{Message, Part};
 use crate::policy::{self, can_start_tail};
 use crate::session::History;
-use crate::transcript::{facts, serialize_message, track_files, Facts, FileOps};
+use crate::summary_input::{facts, serialize_message, track_files, Facts, FileOps};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -79,7 +79,7 @@ fn protected_head(h: &History, order: &[usize], opts: &PrepareOptions) -> usize 
             turns_seen += 1;
         } else if m.compaction().is_some()
             || m.is_summary()
-            || turns_seen == 0 && !(m.role == crate::model::Role::System && opts.protect_system != Some(false))
+            || turns_seen == 0 && !(m.role == crate::message::Role::System && opts.protect_system != Some(false))
         {
             break;
         }

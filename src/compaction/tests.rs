@@ -1,7 +1,7 @@
 use serde_json::{json, Value};
 
 use super::{apply, prepare, PrepareOptions, SummaryInput};
-use crate::model::{parse_message, Message};
+use crate::message::{parse_message, Message};
 use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
 use crate::session::{History, SessionOptions};
 

@@ -10,9 +10,9 @@ use std::collections::{HashMap, HashSet};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::markers;
 use super::model_messages::{AssistantContent, ContentItem, ModelMessage, ToolOutput, UserContent};
 use super::shared::{base64_parts, object_input};
+use crate::message::markers;
 
 #[derive(Debug, Serialize, PartialEq)]
 pub struct AnthropicRequest<'a> {
@@ -205,7 +205,7 @@ pub fn to_anthropic(messages: Vec<ModelMessage<'_>>) -> AnthropicRequest<'_> {
 mod tests {
     use super::*;
     use crate::convert::{to_model_messages, ConvertOptions};
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     fn convert(msgs: Value) -> Value {

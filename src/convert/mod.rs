@@ -2,10 +2,8 @@
 //! Messages and OpenAI chat completions shapes), truncation, media stripping.
 
 mod anthropic;
-pub mod markers;
 mod model_messages;
 mod openai;
-mod truncate;
 
 use serde::Serialize;
 
@@ -14,7 +12,6 @@ pub use model_messages::{
     to_model_messages, AssistantContent, ContentItem, ConvertOptions, ModelMessage, ToolOutput, ToolResult, UserContent,
 };
 pub use openai::{to_openai, OpenAiMessage};
-pub use truncate::keep_head_and_tail;
 
 use crate::error::{CfError, Result};
 

@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{keep_head_and_tail, markers};
-use crate::model::{is_media, FilePart, Message, Part, Role, ToolPart, ToolState};
+use crate::message::{is_media, FilePart, Message, Part, Role, ToolPart, ToolState};
+use crate::message::{keep_head_and_tail, markers};
 
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ConvertOptions {
@@ -266,7 +266,7 @@ fn tool_output<'a>(t: &'a ToolPart, opts: &ConvertOptions) -> ToolOutput<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     fn convert(msgs: Value, opts: &ConvertOptions) -> Value {

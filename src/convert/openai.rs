@@ -9,9 +9,9 @@ use std::borrow::Cow;
 
 use serde::Serialize;
 
-use super::markers;
 use super::model_messages::{AssistantContent, ContentItem, ModelMessage, ToolOutput, UserContent};
 use super::shared::object_input;
+use crate::message::markers;
 
 #[derive(Debug, Serialize, PartialEq)]
 #[serde(tag = "role", rename_all = "lowercase")]
@@ -206,7 +206,7 @@ fn into_parts(c: UserMessageContent<'_>) -> Vec<UserPart<'_>> {
 mod tests {
     use super::*;
     use crate::convert::{to_model_messages, ConvertOptions};
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::{json, Value};
 
     #[test]

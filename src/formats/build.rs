@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use serde_json::{Map, Value};
 
 use super::{Format, ImportStats, Imported, Warning};
-use crate::model::{
+use crate::message::{
     CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart, Role, TextPart, Time, ToolPart,
     ToolState, Usage,
 };

@@ -16,7 +16,7 @@ use super::build::{count, error, model_ref, Builder, Outcome};
 use super::content::{data_url, str_field, stripped_image, time_of};
 use super::Record;
 use crate::error::{CfError, Result};
-use crate::model::{Message, Role, Usage};
+use crate::message::{Message, Role, Usage};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {

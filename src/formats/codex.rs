@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::build::{count, error, model_ref, usage_openai, Builder, Outcome};
 use super::content::{data_url_mime, output_text, parse_args, str_field, text_of, time_of};
 use super::Record;
-use crate::model::{Message, Role};
+use crate::message::{Message, Role};
 
 /// What a `compacted` record without summary text reads as.
 pub const NO_SUMMARY: &str =

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::build::{error, model_ref, Builder, Outcome};
 use super::content::{output_text, parse_args, str_field, text_of, time_of};
 use super::Record;
-use crate::model::Role;
+use crate::message::Role;
 
 pub fn import(records: &[Record], b: &mut Builder) {
     b.count_each_call();

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use super::build::{count, model_ref, Builder, Outcome};
 use super::content::{output_text, parse_args, str_field, text_of, time_of};
 use super::Record;
-use crate::model::{Role, Usage};
+use crate::message::{Role, Usage};
 
 pub fn import(records: &[Record], b: &mut Builder) {
     b.count_each_call();

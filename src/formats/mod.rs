@@ -25,7 +25,7 @@ mod tests;
 use serde::Serialize;
 
 use crate::error::{CfError, Code, Result};
-use crate::model::Message;
+use crate::message::Message;
 
 pub use stream::{decode, Record};
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::build::{chat_response, Builder, Outcome};
 use super::content::{data_url_mime, image_mime, parse_args, str_field, text_of, time_of};
 use super::Record;
-use crate::model::{Message, Role};
+use crate::message::{Message, Role};
 
 /// How actions are written when a message has no native `tool_calls`.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::build::{count, Builder};
 use super::content::str_field;
 use super::Record;
-use crate::model::{MessageError, ModelRef, Part, Role, Time, Usage};
+use crate::message::{MessageError, ModelRef, Part, Role, Time, Usage};
 
 pub fn import(records: &[Record], b: &mut Builder) {
     for (k, r) in records.iter().enumerate() {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::build::{chat_response, Builder, Outcome};
 use super::content::{image_mime, output_text, parse_args, str_field, text_of, time_of};
 use super::Record;
-use crate::model::{Message, Role};
+use crate::message::{Message, Role};
 
 /// What a condensation without summary text reads as.
 pub const NO_SUMMARY: &str = "[OpenHands forgot earlier events here without recording a summary.]";

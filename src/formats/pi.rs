@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::build::{count, error, model_ref, Builder, Outcome};
 use super::content::{data_url, str_field, text_of, time_of};
 use super::Record;
-use crate::model::{Message, Role, Usage};
+use crate::message::{Message, Role, Usage};
 
 pub fn import(records: &[Record], b: &mut Builder) {
     let header = records.first().filter(|r| str_field(&r.value, "type") == Some("session"));

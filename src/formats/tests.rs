@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::invariants::check_all;
-use crate::model::{Part, Role, ToolState};
+use crate::message::{Part, Role, ToolState};
 use crate::policy::View;
 
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
@@ -88,7 +88,7 @@ fn import_case(c: &Case) -> Imported {
     import_transcript(&read(c.path), None).unwrap_or_else(|e| panic!("{}: {e}", c.path))
 }
 
-fn unanswered(msgs: &[crate::model::Message]) -> usize {
+fn unanswered(msgs: &[crate::message::Message]) -> usize {
     msgs.iter()
         .flat_map(|m| &m.parts)
         .filter(
@@ -97,7 +97,7 @@ fn unanswered(msgs: &[crate::model::Message]) -> usize {
         .count()
 }
 
-fn view(msgs: &[crate::model::Message]) -> Vec<usize> {
+fn view(msgs: &[crate::message::Message]) -> Vec<usize> {
     let index: HashMap<String, usize> = msgs.iter().enumerate().map(|(i, m)| (m.id.clone(), i)).collect();
     View::compute(msgs.len(), &|i| &msgs[i], &index).order(msgs.len())
 }
@@ -133,7 +133,7 @@ fn every_corpus_file_imports_with_the_documented_counts() {
         let mut ids = HashSet::new();
         for m in &imp.messages {
             assert!(ids.insert(m.id.clone()), "{}: duplicate id {}", c.path, m.id);
-            let back = crate::model::parse_message(serde_json::to_value(m).unwrap())
+            let back = crate::message::parse_message(serde_json::to_value(m).unwrap())
                 .unwrap_or_else(|e| panic!("{}: {e}", c.path));
             assert_eq!(&back, m);
             let mut part_ids = HashSet::new();
@@ -253,7 +253,7 @@ fn codex_compactions_show_the_replacement_history() {
 fn the_tool_pair_rule_holds_in_every_format_and_unanswered_calls_read_as_interrupted() {
     for c in CASES {
         let imp = import_case(c);
-        let all: Vec<&crate::model::Message> = imp.messages.iter().collect();
+        let all: Vec<&crate::message::Message> = imp.messages.iter().collect();
         let interrupted = check_all(&all, c.path);
         // Unanswered calls of sendable messages get the interrupted result (a call in an errored
         // answer is left out with its message).
@@ -264,7 +264,8 @@ fn the_tool_pair_rule_holds_in_every_format_and_unanswered_calls_read_as_interru
             .map(|m| unanswered(std::slice::from_ref(m)))
             .sum::<usize>();
         assert_eq!(interrupted[0], sendable_open, "{}", c.path);
-        let visible: Vec<&crate::model::Message> = view(&imp.messages).into_iter().map(|i| &imp.messages[i]).collect();
+        let visible: Vec<&crate::message::Message> =
+            view(&imp.messages).into_iter().map(|i| &imp.messages[i]).collect();
         check_all(&visible, c.path);
     }
 }
@@ -273,7 +274,7 @@ fn jsonl(lines: &[Value]) -> String {
     lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("\n")
 }
 
-fn texts(m: &crate::model::Message) -> Vec<&str> {
+fn texts(m: &crate::message::Message) -> Vec<&str> {
     m.parts
         .iter()
         .filter_map(|p| match p {
@@ -504,6 +505,6 @@ fn results_without_calls_and_repeated_results_are_kept_safe() {
     assert_eq!(imp.messages.len(), 3);
     let Part::Tool(t) = &imp.messages[1].parts[0] else { panic!() };
     assert_eq!(t.call_id, "ghost");
-    let all: Vec<&crate::model::Message> = imp.messages.iter().collect();
+    let all: Vec<&crate::message::Message> = imp.messages.iter().collect();
     check_all(&all, "orphans");
 }

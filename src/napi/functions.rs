@@ -11,7 +11,7 @@ use super::tasks::{AbortFlag, CountTask};
 use super::value::{self, ConvertArgs, Json, JsonList, Text};
 use crate::convert::{reshape, to_model_messages as convert};
 use crate::error::Result as CoreResult;
-use crate::model::{Message, Usage};
+use crate::message::{Message, Usage};
 use crate::policy::{self, CompactionConfig, ModelInfo};
 use crate::session::{History, SessionOptions};
 use crate::tokens::{count_tokens as count, estimate_tokens as estimate, Encoding};
@@ -82,9 +82,9 @@ pub fn turns(#[napi(ts_arg_type = "Message[]")] messages: JsonList) -> Result<Ve
     guard(|| {
         let msgs = messages.messages()?;
         let counter = crate::tokens::Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 0 };
-        let entries: Vec<crate::session::Entry> =
-            msgs.into_iter().map(|m| crate::session::Entry::new(m, &counter)).collect();
-        let refs: Vec<&crate::session::Entry> = entries.iter().collect();
+        let entries: Vec<crate::tokens::Entry> =
+            msgs.into_iter().map(|m| crate::tokens::Entry::new(m, &counter)).collect();
+        let refs: Vec<&crate::tokens::Entry> = entries.iter().collect();
         Ok(policy::turns(&refs).into_iter().map(Turn::from).collect())
     })
 }
@@ -99,7 +99,7 @@ pub fn select(
 ) -> Result<Selection> {
     guard(|| {
         let h = history(messages, cfg, model, tokenizer)?;
-        let entries: Vec<&crate::session::Entry> = h.entries().iter().collect();
+        let entries: Vec<&crate::tokens::Entry> = h.entries().iter().collect();
         let opts = h.options();
         let budget = policy::preserve_recent_budget(&opts.model, &opts.compaction);
         Ok(policy::select(&entries, budget, opts.compaction.tail_turns).into())
@@ -116,7 +116,7 @@ pub fn split_turn(
 ) -> Result<Option<TailStart>> {
     guard(|| {
         let h = history(messages, None, None, tokenizer)?;
-        let entries: Vec<&crate::session::Entry> = h.entries().iter().collect();
+        let entries: Vec<&crate::tokens::Entry> = h.entries().iter().collect();
         let turn: TurnArg = turn.options("turn")?;
         let turn = crate::policy::Turn { start: turn.start, end: turn.end, id: turn.id };
         let budget: f64 = budget.options("budget")?;
@@ -223,5 +223,5 @@ pub fn count_tokens_async(
 /// reserved tag becomes `&lt;` and a line that starts like a transcript marker gets a backslash.
 #[napi]
 pub fn escape_text(#[napi(ts_arg_type = "string")] text: Text) -> Result<String> {
-    guard(|| Ok(crate::transcript::escape(&text.get("text")?)))
+    guard(|| Ok(crate::summary_input::escape(&text.get("text")?)))
 }

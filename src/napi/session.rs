@@ -12,7 +12,7 @@ use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
 use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
 use crate::convert::reshape;
-use crate::model::Message;
+use crate::message::Message;
 use crate::session::History;
 
 /// A conversation held natively: counted once per message, queried per turn in O(log n).

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::js_value::{from_js, Reader};
 use crate::error::{CfError, Code, Result};
-use crate::model::{parse_message, Message};
+use crate::message::{parse_message, Message};
 use crate::policy::parse_options;
 use crate::session::SessionOptions;
 

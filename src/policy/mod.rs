@@ -1,15 +1,15 @@
 //! Decisions over a history: overflow and pressure, prune, turns and the verbatim tail, what a
 //! summary hides.
 
-mod config;
+mod options;
 mod overflow;
 mod prune;
 mod turns;
 mod view;
 
 #[cfg(feature = "node")]
-pub(crate) use config::{limit, opt_limit};
-pub use config::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
+pub(crate) use options::{limit, opt_limit};
+pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
 pub use prune::{prune, PruneResult};
 pub use turns::{can_start_tail, preserve_recent_budget, select, split_turn, turns, Selection, Turn};

@@ -5,8 +5,8 @@
 //! is cleared, but only when that frees more than `prune_minimum`.
 
 use super::CompactionConfig;
-use crate::model::{Part, ToolState};
-use crate::session::Entry;
+use crate::message::{Part, ToolState};
+use crate::tokens::Entry;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PruneResult {

@@ -2,7 +2,7 @@
 //! next turn that fits, never starting on a message a provider would reject.
 
 use super::{usable, CompactionConfig, ModelInfo};
-use crate::session::Entry;
+use crate::tokens::Entry;
 
 /// One user request and everything that answered it: `[start, end)` in the sequence given.
 #[derive(Clone, Debug, PartialEq, Eq)]

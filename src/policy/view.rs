@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::Message;
+use crate::message::Message;
 
 /// The newest completed compaction.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -3,8 +3,9 @@
 
 use serde::Serialize;
 
-use super::{Entry, History};
-use crate::model::{is_media, Part, Role};
+use super::History;
+use crate::message::{is_media, Part, Role};
+use crate::tokens::Entry;
 use crate::tokens::MESSAGE_OVERHEAD;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
@@ -96,7 +97,7 @@ impl History {
 mod tests {
     use serde_json::json;
 
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use crate::session::{History, SessionOptions};
 
     #[test]

@@ -3,11 +3,12 @@ use std::collections::HashMap;
 use super::fenwick::Fenwick;
 use super::prunes::Prunes;
 use super::usage::Calibration;
-use super::{ContextUsage, Entry, SessionOptions, Source};
+use super::{ContextUsage, SessionOptions, Source};
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
-use crate::model::{Message, Part, ToolState};
+use crate::message::{Message, Part, ToolState};
 use crate::policy::{self, pressure_tier, Base, Selection, Turn, View};
+use crate::tokens::Entry;
 use crate::tokens::{Counter, MessageCount, Tokenizer};
 
 /// Messages in arrival order, each counted once, with what per-turn queries need kept current:

@@ -2,7 +2,6 @@
 //! queries cost O(log n) whatever the length of the session.
 
 mod breakdown;
-mod entry;
 mod fenwick;
 mod history;
 mod options;
@@ -10,7 +9,6 @@ mod prunes;
 mod usage;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
-pub use entry::Entry;
 pub use history::{History, PruneOutcome};
 pub use options::SessionOptions;
 pub use usage::{ContextUsage, Source};

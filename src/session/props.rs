@@ -5,7 +5,7 @@ use serde_json::{json, Value};
 
 use super::{History, SessionOptions};
 use crate::invariants::{check_all, reference_view};
-use crate::model::{parse_message, Message};
+use crate::message::{parse_message, Message};
 use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
 
 /// The tool-pair rule in all three output formats, on what the model sees.

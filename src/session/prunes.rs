@@ -1,8 +1,8 @@
 //! Prunes in time order. Provider usage reported before a prune still counts the outputs it
 //! cleared; these marks say how much to take off, whatever happened to the view since.
 
-use super::Entry;
-use crate::model::{Part, ToolState};
+use crate::message::{Part, ToolState};
+use crate::tokens::Entry;
 
 #[derive(Clone, Debug, Default)]
 pub struct Prunes {

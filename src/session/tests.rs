@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{History, SessionOptions, Source};
-use crate::model::{parse_message, Message};
+use crate::message::{parse_message, Message};
 use crate::policy::{CompactionConfig, ModelInfo, ModelLimit, Tier};
 
 fn msg(v: Value) -> Message {
@@ -67,7 +67,7 @@ fn usage_trusts_the_newest_finished_answer_and_counts_what_follows() {
     h.append(user("u1", "hello")).unwrap();
     assert_eq!(h.usage().source, Source::Estimate);
     let mut a = assistant("a1", "hi there");
-    a.tokens = Some(crate::model::Usage { input: 1000, output: 50, ..Default::default() });
+    a.tokens = Some(crate::message::Usage { input: 1000, output: 50, ..Default::default() });
     h.append(a.clone()).unwrap();
     let u = h.usage();
     assert_eq!((u.source, u.tokens, u.usage_tokens), (Source::Usage, 1050, 1050));
@@ -77,8 +77,8 @@ fn usage_trusts_the_newest_finished_answer_and_counts_what_follows() {
     assert_eq!(u.tokens, 1050 + h.get("u2").unwrap().tokens);
     // An answer that errored is not trusted.
     let mut bad = assistant("a2", "x");
-    bad.tokens = Some(crate::model::Usage { input: 5, output: 5, ..Default::default() });
-    bad.error = Some(crate::model::MessageError { name: "APIError".into(), message: "x".into() });
+    bad.tokens = Some(crate::message::Usage { input: 5, output: 5, ..Default::default() });
+    bad.error = Some(crate::message::MessageError { name: "APIError".into(), message: "x".into() });
     h.append(bad).unwrap();
     assert_eq!(h.usage().usage_tokens, 1050);
     // Streaming: appended unfinished, then updated with usage.
@@ -87,7 +87,7 @@ fn usage_trusts_the_newest_finished_answer_and_counts_what_follows() {
     h.append(streaming.clone()).unwrap();
     assert_eq!(h.usage().usage_tokens, 1050);
     streaming.finish = Some("stop".into());
-    streaming.tokens = Some(crate::model::Usage { input: 3000, output: 10, ..Default::default() });
+    streaming.tokens = Some(crate::message::Usage { input: 3000, output: 10, ..Default::default() });
     h.update(streaming.clone()).unwrap();
     assert_eq!((h.usage().source, h.usage().tokens), (Source::Usage, 3010));
     streaming.tokens = None;
@@ -100,11 +100,11 @@ fn pressure_tiers_and_overflow() {
     let mut h = History::new(options(10_000)).unwrap(); // usable = 2,000
     h.append(user("u1", "x")).unwrap();
     let mut a = assistant("a1", "y");
-    a.tokens = Some(crate::model::Usage { input: 1700, output: 0, ..Default::default() });
+    a.tokens = Some(crate::message::Usage { input: 1700, output: 0, ..Default::default() });
     h.append(a.clone()).unwrap();
     assert_eq!(h.usage().tier, Tier::Prune);
     assert!(!h.is_overflow());
-    a.tokens = Some(crate::model::Usage { input: 2000, output: 0, ..Default::default() });
+    a.tokens = Some(crate::message::Usage { input: 2000, output: 0, ..Default::default() });
     h.update(a).unwrap();
     assert_eq!(h.usage().tier, Tier::Compact);
     assert!(h.is_overflow());
@@ -149,7 +149,7 @@ fn failed_or_unfinished_summaries_hide_nothing_and_do_not_shadow_an_earlier_one(
     let h = history(msgs, options(100_000));
     assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2"]);
     let mut failed = summary("s2", "r2", true);
-    failed.error = Some(crate::model::MessageError { name: "APIError".into(), message: "500".into() });
+    failed.error = Some(crate::message::MessageError { name: "APIError".into(), message: "500".into() });
     let mut h = h;
     h.update(failed).unwrap();
     assert_eq!(ids(&h), ["r1", "s1", "u2", "r2", "s2"]);
@@ -181,7 +181,7 @@ fn a_missing_tail_id_keeps_no_tail_and_hidden_from_keeps_the_head() {
     );
     assert_eq!(ids(&h), ["r1", "s1"]);
     let mut r = request("r1", Some("u3"));
-    if let crate::model::Part::Compaction(c) = &mut r.parts[0] {
+    if let crate::message::Part::Compaction(c) = &mut r.parts[0] {
         c.hidden_from_id = Some("u2".into());
     }
     let h = history(
@@ -220,7 +220,7 @@ fn prune_clears_old_output_beyond_the_protected_window_once() {
     assert_eq!(out.message_ids, ["a2", "a0"]);
     assert!(out.tokens_freed > t);
     assert_eq!(h.usage().tokens, before - out.tokens_freed);
-    assert!(h.get("a0").unwrap().msg.parts.iter().all(|p| matches!(p, crate::model::Part::Tool(t) if t.is_pruned())));
+    assert!(h.get("a0").unwrap().msg.parts.iter().all(|p| matches!(p, crate::message::Part::Tool(t) if t.is_pruned())));
     assert!(h.prune().part_ids.is_empty(), "idempotent");
     let converted = serde_json::to_value(h.to_model_messages(&Default::default())).unwrap();
     // u0, a0's call, a0's result, u1, ...: each turn converts to three messages.
@@ -296,7 +296,7 @@ fn calibration_learns_from_provider_usage_with_the_estimate() {
         let local: u64 = h.entries().iter().map(|e| e.tokens).sum();
         let mut a = assistant(&format!("a{i}"), "ok");
         prompt = 5_000 + (local as f64 * 1.5) as u64;
-        a.tokens = Some(crate::model::Usage { input: prompt, output: 1, ..Default::default() });
+        a.tokens = Some(crate::message::Usage { input: prompt, output: 1, ..Default::default() });
         h.append(a).unwrap();
     }
     let c = h.usage().calibration;
@@ -307,7 +307,7 @@ fn calibration_learns_from_provider_usage_with_the_estimate() {
 #[test]
 fn a_partial_compaction_keeps_the_head_as_the_earlier_compaction_left_it() {
     let mut from = request("r2", None);
-    if let crate::model::Part::Compaction(c) = &mut from.parts[0] {
+    if let crate::message::Part::Compaction(c) = &mut from.parts[0] {
         c.hidden_from_id = Some("u3".into());
     }
     let msgs = vec![

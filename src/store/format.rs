@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::model::{check_message, Message};
+use crate::message::{check_message, Message};
 
 /// The format version this code writes and reads.
 pub const VERSION: u64 = 1;
@@ -298,7 +298,7 @@ pub fn encode_compaction(c: &CompactionRecord) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     #[test]

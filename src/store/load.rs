@@ -15,7 +15,7 @@ use super::lines::{read_region, scan_back, split, Layout, LineChunks, BLOCK};
 use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay, Replayed};
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
-use crate::model::Message;
+use crate::message::Message;
 use crate::policy::{Base, Cut};
 use crate::tokens::{Counter, MessageCount};
 

@@ -5,20 +5,19 @@
 //! - `lines`: layout of a file, regions, the backward scan to the latest compaction entry
 //! - `replay`: entries applied in order give the messages
 //! - `load`: full and tail-first loads
-//! - `index`: what a writer knows (ids, line offsets, compaction structure)
+//! - `file_index`: what a writer knows (ids, line offsets, compaction structure)
 //! - `writer`: appends, durability, torn-tail repair, compaction entries
 //! - `lock`: the writer lock; `durability`: when entries are synced; `warning`: what was skipped
-//! - `store`: `SessionStore`, tying them together
+//! - `session_store`: `SessionStore`, tying them together
 
 mod durability;
+mod file_index;
 mod format;
-mod index;
 mod lines;
 mod load;
 mod lock;
 mod replay;
-#[allow(clippy::module_inception)]
-mod store;
+mod session_store;
 mod warning;
 mod writer;
 
@@ -26,7 +25,7 @@ pub use durability::Durability;
 pub use format::{At, CompactionRecord, Header, Loc, PruneRecord, VERSION};
 pub use load::Loaded;
 pub use lock::lock_path;
-pub use store::{parse_open_options, Loader, OpenOptions, SessionStore};
+pub use session_store::{parse_open_options, Loader, OpenOptions, SessionStore};
 pub use warning::Warning;
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::format::PruneRecord;
 use super::tests::{full_view, msg, opts, request, summary, user};
 use super::{OpenOptions, SessionStore};
-use crate::model::{Message, Part, ToolState};
+use crate::message::{Message, Part, ToolState};
 use crate::session::History;
 
 #[derive(Clone, Debug)]

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::format::{self, CompactionRecord, Kind, Loc, PruneRecord};
-use crate::model::{Message, Part, ToolState};
+use crate::message::{Message, Part, ToolState};
 use crate::tokens::{Counter, MessageCount};
 
 /// One line, parsed.
@@ -179,7 +179,7 @@ impl Replay {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     fn loc(line: u64) -> Loc {

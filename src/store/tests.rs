@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::format::{parse_compaction, CompactionRecord, PruneRecord};
 use super::{lock_path, Durability, OpenOptions, SessionStore};
 use crate::error::Code;
-use crate::model::{parse_message, Message};
+use crate::message::{parse_message, Message};
 use crate::policy::{ModelInfo, ModelLimit};
 use crate::session::{History, SessionOptions};
 
@@ -146,7 +146,7 @@ fn messages_round_trip_with_updates_and_prunes() {
     let all = s.load_all().unwrap();
     assert_eq!(ids(&all), ["u1", "a1", "a2"]);
     assert_eq!(all[1].finish.as_deref(), Some("stop"));
-    let crate::model::Part::Tool(t) = &all[1].parts[0] else { panic!() };
+    let crate::message::Part::Tool(t) = &all[1].parts[0] else { panic!() };
     assert!(t.is_pruned());
     assert_eq!(visible(&s.load(None, &|| false).unwrap()), all);
     s.close().unwrap();
@@ -406,8 +406,8 @@ fn tail_first_loads_match_full_loads_with_heads_patches_and_updates() {
     fn h1_pruned() -> Message {
         let mut h1 = tool_answer("h1", "head tool output, edited");
         h1.finish = Some("stop".into());
-        if let crate::model::Part::Tool(t) = &mut h1.parts[0] {
-            if let crate::model::ToolState::Completed { compacted_at, .. } = &mut t.state {
+        if let crate::message::Part::Tool(t) = &mut h1.parts[0] {
+            if let crate::message::ToolState::Completed { compacted_at, .. } = &mut t.state {
                 *compacted_at = Some(9.0);
             }
         }
@@ -555,13 +555,13 @@ fn fractional_times_read_back_exactly() {
     let mut s = writer(&path);
     let at = 1_795_322_118_900.294_7_f64;
     let mut u = user("u1", "hello");
-    u.time = Some(crate::model::Time { created: at, completed: None });
+    u.time = Some(crate::message::Time { created: at, completed: None });
     s.append(&u).unwrap();
     s.append(&tool_answer("a1", "output")).unwrap();
     s.prune(&PruneRecord { compacted_at: at, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()] })
         .unwrap();
     let all = s.load_all().unwrap();
     assert_eq!(all[0].time.as_ref().map(|t| t.created), Some(at));
-    let crate::model::Part::Tool(t) = &all[1].parts[0] else { panic!() };
-    assert!(matches!(t.state, crate::model::ToolState::Completed { compacted_at: Some(c), .. } if c == at));
+    let crate::message::Part::Tool(t) = &all[1].parts[0] else { panic!() };
+    assert!(matches!(t.state, crate::message::ToolState::Completed { compacted_at: Some(c), .. } if c == at));
 }

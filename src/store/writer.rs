@@ -15,13 +15,13 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::durability::{Durability, SyncState};
+use super::file_index::{is_structural, scan, skeleton, Index, Scanned};
 use super::format::{self, CompactionRecord, Loc, PruneRecord};
-use super::index::{is_structural, scan, skeleton, Index, Scanned};
 use super::lines::Layout;
 use super::lock::WriterLock;
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
-use crate::model::Message;
+use crate::message::Message;
 
 enum Known {
     /// The index scan has not started yet.

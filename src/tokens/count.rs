@@ -1,8 +1,8 @@
 //! Counting a message part the way it will be sent, once, when it enters a session.
 
 use super::Tokenizer;
-use crate::convert::markers;
-use crate::model::{is_media, FilePart, Message, Part, ToolState};
+use crate::message::markers;
+use crate::message::{is_media, FilePart, Message, Part, ToolState};
 
 /// Framing tokens per message (role and separators), as chat formats add them.
 pub const MESSAGE_OVERHEAD: u64 = 3;
@@ -90,7 +90,7 @@ fn json(v: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     #[test]

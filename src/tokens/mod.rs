@@ -1,10 +1,12 @@
 //! Token accounting: calibrated estimates, exact BPE counts, per-part counting.
 
 mod count;
+mod entry;
 mod estimate;
 mod exact;
 
 pub use count::{Counter, MessageCount, PartCount, MESSAGE_OVERHEAD};
+pub use entry::Entry;
 pub use estimate::{estimate_tokens, Features};
 pub use exact::{count_tokens, warm_up, Encoding};
 

@@ -17,7 +17,7 @@ use super::replay::Replayed;
 use super::warning::{Warning, Warnings};
 use super::writer::Writer;
 use crate::error::{CfError, Code, Result};
-use crate::model::Message;
+use crate::message::Message;
 use crate::policy::parse_options;
 use crate::session::{History, SessionOptions};
 use crate::tokens::Counter;

@@ -14,7 +14,7 @@ use serde_json::Map;
 use super::format::{self, At, CompactionRecord, Kind, Loc, Run};
 use super::lines::{Layout, LineChunks};
 use super::warning::Warning;
-use crate::model::{CompactionPart, Message, MessageError, Part, Role};
+use crate::message::{CompactionPart, Message, MessageError, Part, Role};
 use crate::policy::View;
 
 /// What of a message the view depends on; everything else is left out.
@@ -307,7 +307,7 @@ fn scan_line(out: &mut Scanned, loc: Loc, line: &[u8]) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::{json, Value};
 
     fn loc(n: u64) -> Loc {

@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::convert::keep_head_and_tail;
-use crate::model::{Message, Part, ToolState};
+use crate::message::keep_head_and_tail;
+use crate::message::{Message, Part, ToolState};
 
 /// Each quoted text is kept to this many characters (head and tail).
 const QUOTE_MAX_CHARS: usize = 2_000;
@@ -90,7 +90,7 @@ pub fn facts<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Facts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     #[test]

@@ -4,12 +4,12 @@ use crate::error::{CfError, Result};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ModelLimit {
-    #[serde(deserialize_with = "crate::policy::config::limit")]
+    #[serde(deserialize_with = "crate::policy::options::limit")]
     pub context: u64,
-    #[serde(default, deserialize_with = "crate::policy::config::opt_limit")]
+    #[serde(default, deserialize_with = "crate::policy::options::opt_limit")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input: Option<u64>,
-    #[serde(default, deserialize_with = "crate::policy::config::opt_limit")]
+    #[serde(default, deserialize_with = "crate::policy::options::opt_limit")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<u64>,
 }

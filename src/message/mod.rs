@@ -1,12 +1,16 @@
-//! The canonical message model (opencode-like: a tool call and its result are one part).
+//! The canonical message model (opencode-like: a tool call and its result are one part), and the
+//! exact strings the model reads in place of what was cut, cleared or never finished.
 
-mod message;
+mod envelope;
+pub mod markers;
 mod parse;
 mod part;
+mod truncate;
 
-pub use message::{Message, MessageError, ModelRef, Role, Time, Usage};
+pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};
 pub use parse::{check_message, parse_message};
 pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
+pub use truncate::keep_head_and_tail;
 
 /// `image/*` and PDFs: what `stripMedia` replaces and what counts a fixed token cost.
 pub fn is_media(mime: &str) -> bool {

@@ -4,7 +4,7 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use crate::model::{Message, Part, ToolState};
+use crate::message::{Message, Part, ToolState};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct FileOps {
@@ -87,7 +87,7 @@ pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     #[test]

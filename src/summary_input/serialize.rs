@@ -1,8 +1,8 @@
 //! One transcript block per message, in the markers the prompts explain to the summarizer.
 
 use super::escape;
-use crate::convert::{keep_head_and_tail, markers};
-use crate::model::{FilePart, Message, Part, Role, ToolState};
+use crate::message::{keep_head_and_tail, markers};
+use crate::message::{FilePart, Message, Part, Role, ToolState};
 
 /// Tool output kept in the transcript, head and tail (opencode, Hermes).
 pub const TOOL_OUTPUT_MAX_CHARS: usize = 2_000;
@@ -69,7 +69,7 @@ pub fn serialize_message(m: &Message) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::parse_message;
+    use crate::message::parse_message;
     use serde_json::json;
 
     #[test]

@@ -1,5 +1,5 @@
-use crate::model::Message;
-use crate::tokens::{Counter, PartCount};
+use super::{Counter, PartCount};
+use crate::message::Message;
 
 /// A message with its token counts, computed once when it enters the history.
 #[derive(Clone, Debug, PartialEq)]
