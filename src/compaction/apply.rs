@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::CompactionPlan;
+use super::{Audit, CompactionPlan, FactKind};
 use crate::error::{CfError, Code, Result};
 use crate::message::{parse_message, Message, Usage};
 use crate::session::History;
@@ -22,6 +22,9 @@ pub struct SummaryInput {
     pub finish: Option<String>,
     #[serde(default)]
     pub model: Option<serde_json::Value>,
+    /// The loss audit's result, recorded in the compaction part.
+    #[serde(default)]
+    pub audit: Option<Audit>,
 }
 
 fn now_ms() -> u64 {
@@ -60,6 +63,12 @@ pub fn apply(h: &mut History, plan: &CompactionPlan, summary: SummaryInput) -> R
     });
     if plan.overflow {
         part["overflow"] = json!(true);
+    }
+    // What the next compaction carries over, and what this one's audit found.
+    let carried: Vec<_> = plan.keep.iter().filter(|f| !matches!(f.kind, FactKind::ReadFile | FactKind::ModifiedFile)).collect();
+    part["keep"] = json!(carried);
+    if let Some(a) = &summary.audit {
+        part["audit"] = json!({"kept": a.kept, "restored": a.restored, "dropped": a.dropped});
     }
     if let Some(t) = &plan.tail_start_id {
         part["tailStartID"] = json!(t);

@@ -2,11 +2,15 @@
 //! (`prepare`), then record the summary (`apply`). The LLM call in between belongs to the caller.
 
 mod apply;
+mod audit;
 mod budget;
+mod check;
 mod prepare;
 
 pub use apply::{apply, SummaryInput};
+pub use audit::{audit, facts_to_keep, normalize, preserved_budget, Audit, Dropped, Fact, FactKind, PRESERVED_HEADING};
 pub use budget::summary_budget;
+pub use check::{audit_summary, preview, Preview};
 pub use prepare::{prepare, CompactionPlan, PrepareOptions};
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::audit::{facts_to_keep, Fact};
 use super::summary_budget;
 use crate::error::{CfError, Result};
 use crate::message::{Message, Part};
@@ -58,6 +59,9 @@ pub struct CompactionPlan {
     /// Output tokens the summary may use.
     pub summary_budget: u64,
     pub facts: Facts,
+    /// What the summary must keep (checked by the audit after the summarizer answers): the
+    /// previous compaction's facts carried over, and this one's.
+    pub keep: Vec<Fact>,
     pub auto: bool,
     pub overflow: bool,
     /// The newest user message that is not a compaction request.
@@ -149,6 +153,7 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
     let previous = summarized.iter().rev().find(|m| m.is_completed_summary());
     let previous_request = previous.and_then(|s| s.parent_id.as_deref()).and_then(|id| h.get(id));
     let mut files = FileOps::default();
+    let mut previous_keep: Vec<Fact> = Vec::new();
     if let Some(Part::Compaction(c)) =
         previous_request.and_then(|r| r.msg.parts.iter().find(|p| matches!(p, Part::Compaction(_))))
     {
@@ -161,10 +166,16 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
                 .unwrap_or_default()
         };
         files.merge(list("read"), list("modified"));
+        previous_keep = c.extra.get("keep").and_then(|k| serde_json::from_value(k.clone()).ok()).unwrap_or_default();
     }
     track_files(summarized.iter().copied(), &mut files);
 
     let tokens_summarized = (start..end).map(|k| at(k).tokens).sum();
+    let kept: Vec<&Message> = (end..order.len()).map(|k| &at(k).msg).collect();
+    let facts = facts(summarized.iter().copied(), kept);
+    let read_files = files.read_only();
+    let modified_files: Vec<String> = files.modified.iter().cloned().collect();
+    let keep = facts_to_keep(&previous_keep, &facts, &read_files, &modified_files);
     let last_user_id = order
         .iter()
         .rev()
@@ -178,12 +189,13 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
         tail_start_id,
         hidden_from_id: hidden_from,
         previous_summary: previous.map(|s| summary_text(s)),
-        read_files: files.read_only(),
-        modified_files: files.modified.iter().cloned().collect(),
+        read_files,
+        modified_files,
         tokens_before: h.usage().tokens,
         tokens_summarized,
         summary_budget: summary_budget(tokens_summarized, h.options().model.limit.context),
-        facts: facts(summarized.iter().copied()),
+        facts,
+        keep,
         auto: opts.auto,
         overflow: opts.overflow,
         last_user_id,

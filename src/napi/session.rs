@@ -235,6 +235,39 @@ impl Session {
         })
     }
 
+    /// The loss audit of a summary for `plan`: which of `plan.keep` the summary (the text to be
+    /// stored) and the messages the compaction keeps hold, and a `section` restoring the others
+    /// verbatim (append it to the summary). Changes nothing.
+    #[napi(ts_return_type = "Audit")]
+    pub fn audit_compaction<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "string")] summary: Text,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            to_js(env, &compaction::audit_summary(&self.read(), &plan, &summary.get("summary")?))
+        })
+    }
+
+    /// The context's size now and after recording `summary` for `plan` (and `following`, the
+    /// message appended after it), both counted locally. Changes nothing.
+    #[napi(ts_return_type = "CompactionPreview")]
+    pub fn preview_compaction<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "string")] summary: Text,
+        #[napi(ts_arg_type = "string")] following: Option<Text>,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let following = following.map(|t| t.get("following")).transpose()?;
+            to_js(env, &compaction::preview(&self.read(), &plan, &summary.get("summary")?, following.as_deref()))
+        })
+    }
+
     /// Records a compaction: appends the request (a user message whose `compaction` part names the
     /// hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
     /// is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.

@@ -139,18 +139,77 @@ export interface PrepareOptions {
   protectSystem?: boolean
 }
 
-/** What the offline summary is built from. */
+/** Commands run with the same program, counted. */
+export interface CommandGroup {
+  /** The program (`cargo test`, `grep`): the first word, with the subcommand for tools that have them. */
+  program: string
+  count: number
+  /** The newest command of the group, as run. */
+  last: string
+}
+
+/** The newest error, and whether a later run of the same thing succeeded. */
+export interface LastError {
+  /** The line that identifies it (`error[E0425]: cannot find value`). */
+  text: string
+  /** The tool, and the command or file it ran on: `bash: cargo test`. */
+  source: string
+  resolved: boolean
+}
+
+/** What a summary is built from, collected natively (the extractive summarizer renders it). */
 export interface Facts {
-  /** Every user message's text, oldest first (the first is the original request). */
+  /** Every user message's own text (injected instructions and notices left out), oldest first. */
   userMessages: string[]
   /** Shell commands run, newest last. */
   commands: string[]
-  /** The latest tool and answer errors, newest last. */
+  /** The commands grouped by program, in order of their newest run. */
+  commandGroups: CommandGroup[]
+  /** The latest tool and answer errors (a failing command's identifying line), newest last. */
   errors: string[]
+  lastError?: LastError
   /** Tool calls that never finished: `tool(input)`. */
   openToolCalls: string[]
   /** The last thing the assistant said. */
   lastAssistantText?: string
+  /** The user's constraints, verbatim sentences, oldest first. */
+  constraints: string[]
+  /** URLs, ticket ids, commit shas and branch names the user or the tools gave, oldest first. */
+  identifiers: string[]
+  /** Decisions the assistant stated, newest last. */
+  decisions: string[]
+  /** The newest request in the whole context, verbatim. */
+  latestRequest?: string
+  /** The latest request is in the messages kept after the summary, not in what it summarizes. */
+  latestRequestKept: boolean
+}
+
+/** What a fact is: checked by the loss audit in this order of importance. */
+export type FactKind = 'request' | 'constraint' | 'error' | 'modifiedFile' | 'pin' | 'identifier' | 'readFile'
+
+/** One thing a summary must keep, verbatim. */
+export interface Fact {
+  kind: FactKind
+  text: string
+  /** For an error: whether a later run of the same thing succeeded. */
+  resolved?: boolean
+  /** For a pin: the user's note. */
+  note?: string
+}
+
+/** The loss audit: facts the summary or the kept messages hold, facts restored, facts a budget forced out. */
+export interface Audit {
+  kept: Fact[]
+  restored: Fact[]
+  dropped: Array<{ fact: Fact; reason: string }>
+  /** The "## Preserved" section restoring `restored` verbatim (absent when nothing is restored). */
+  section?: string
+}
+
+/** The context's size now and after a compaction, both counted locally. */
+export interface CompactionPreview {
+  tokensBefore: number
+  tokensAfter: number
 }
 
 /** What `prepareCompaction` decided, and the summarizer's input. Pass it back to `applyCompaction`. */
@@ -176,6 +235,8 @@ export interface CompactionPlan {
   /** Output tokens the summary may use. */
   summaryBudget: number
   facts: Facts
+  /** What the summary must keep: the previous compaction's facts carried over, and this one's. */
+  keep: Fact[]
   auto: boolean
   overflow: boolean
   /** The newest user message that is not a compaction request. */
@@ -184,6 +245,8 @@ export interface CompactionPlan {
 
 export interface SummaryInput {
   text: string
+  /** The loss audit's result, recorded in the compaction part (without its section). */
+  audit?: Audit
   usage?: Usage
   finish?: string
   model?: { providerID: string; modelID: string }

@@ -1,8 +1,16 @@
-//! What an offline, extractive summary is built from: the requests, every user instruction
-//! verbatim, the commands run, the latest errors and the calls left open.
+//! What a summary is built from and must not lose, collected once, natively and deterministically:
+//! the requests (the latest verbatim), the user's constraints, identifiers, commands grouped by
+//! program, the errors (the last one with whether it was resolved), decisions the assistant
+//! stated, and the calls left open.
 
+use std::sync::LazyLock;
+
+use regex::Regex;
 use serde::{Deserialize, Serialize};
 
+use super::commands::{failed_exit_code, group, identifying_line, program, CommandGroup};
+use super::identifiers::{identifiers_in, identifiers_in_output};
+use super::user_text::{decode_entities, is_constraint, sentences, user_text};
 use crate::message::keep_head_and_tail;
 use crate::message::{Message, Part, ToolState};
 
@@ -10,80 +18,212 @@ use crate::message::{Message, Part, ToolState};
 const QUOTE_MAX_CHARS: usize = 2_000;
 const MAX_COMMANDS: usize = 30;
 const MAX_ERRORS: usize = 5;
+const MAX_IDENTIFIERS: usize = 30;
+const MAX_DECISIONS: usize = 10;
+
+/// The newest error, and whether a later run of the same thing succeeded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LastError {
+    /// The line that identifies it (`error[E0425]: cannot find value`).
+    pub text: String,
+    /// The tool, and the command or file it ran on: `bash: cargo test`.
+    pub source: String,
+    pub resolved: bool,
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
-    /// Every user message's text, oldest first (the first is the original request).
+    /// Every user message's own text (injected instructions and notices left out), oldest first.
     pub user_messages: Vec<String>,
     /// Shell commands run, newest last.
     pub commands: Vec<String>,
-    /// The latest tool and answer errors, newest last.
+    /// The commands grouped by program, in order of their newest run.
+    pub command_groups: Vec<CommandGroup>,
+    /// The latest tool and answer errors (a failing command's identifying line), newest last.
     pub errors: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<LastError>,
     /// Tool calls that never finished: `tool(input)`.
     pub open_tool_calls: Vec<String>,
     /// The last thing the assistant said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_assistant_text: Option<String>,
+    /// The user's constraints, verbatim sentences, oldest first.
+    pub constraints: Vec<String>,
+    /// URLs, ticket ids, commit shas and branch names the user or the tools gave, oldest first.
+    pub identifiers: Vec<String>,
+    /// Decisions the assistant stated, newest last.
+    pub decisions: Vec<String>,
+    /// The newest request in the whole context, verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latest_request: Option<String>,
+    /// The latest request is in the messages kept after the summary, not in what it summarizes.
+    pub latest_request_kept: bool,
 }
 
 fn quote(s: &str) -> String {
     keep_head_and_tail(s.trim(), QUOTE_MAX_CHARS).into_owned()
 }
 
-pub fn facts<'a>(messages: impl IntoIterator<Item = &'a Message>) -> Facts {
+/// The user's own text of a message (`None` for assistant messages, compaction requests and
+/// messages that only carry injected text).
+pub fn request_text(m: &Message) -> Option<String> {
+    if !m.is_user() || m.compaction().is_some() {
+        return None;
+    }
+    let text: Vec<&str> = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) if t.synthetic != Some(true) => Some(t.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    user_text(&text.join("\n"))
+}
+
+static DECISION: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)\b(?:i'll|i will|i'm going to|let's|we'll|we will|decided|decision|going with|instead of|chose|opted|the fix is|the plan is)\b").unwrap()
+});
+
+fn command_of(input: &serde_json::Value) -> Option<&str> {
+    input.get("command").or_else(|| input.get("cmd")).and_then(|c| c.as_str())
+}
+
+/// What an error is about, so a later success of the same thing resolves it.
+fn subject(tool: &str, input: &serde_json::Value) -> String {
+    match command_of(input) {
+        Some(c) if !tool.to_ascii_lowercase().contains("editor") => format!("{tool}: {}", program(c)),
+        _ => {
+            let path = ["path", "file_path", "filePath"].iter().find_map(|k| input.get(k).and_then(|v| v.as_str()));
+            format!("{tool}: {}", path.unwrap_or(""))
+        }
+    }
+}
+
+fn push_unique(v: &mut Vec<String>, s: String) {
+    if !s.is_empty() && !v.contains(&s) {
+        v.push(s);
+    }
+}
+
+fn keep_last(v: &mut Vec<String>, n: usize) {
+    if v.len() > n {
+        v.drain(..v.len() - n);
+    }
+}
+
+/// Facts of `summarized` (what a summary replaces); `kept` (the rest of the context) only tells
+/// which request is the latest and whether the last error was resolved later.
+pub fn facts<'a>(summarized: impl IntoIterator<Item = &'a Message>, kept: impl IntoIterator<Item = &'a Message>) -> Facts {
     let mut f = Facts::default();
-    for m in messages {
+    // (subject, position) of the newest error, and the subjects that succeeded after each position.
+    let mut last_error: Option<(LastError, usize)> = None;
+    let mut successes: Vec<(String, usize)> = Vec::new();
+    let mut pos = 0usize;
+    for m in summarized {
+        pos += 1;
         if m.compaction().is_some() || m.is_summary() {
             continue;
         }
         if m.is_user() {
-            let text: Vec<&str> = m
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text(t) if t.synthetic != Some(true) && !t.text.trim().is_empty() => Some(t.text.as_str()),
-                    _ => None,
-                })
-                .collect();
-            if !text.is_empty() {
-                f.user_messages.push(quote(&text.join("\n")));
+            if let Some(text) = request_text(m) {
+                let text = quote(&text);
+                for s in sentences(&text) {
+                    if is_constraint(&s) {
+                        push_unique(&mut f.constraints, s);
+                    }
+                }
+                identifiers_in(&text, &mut f.identifiers);
+                f.latest_request = Some(text.clone());
+                f.user_messages.push(text);
             }
             continue;
         }
         if let Some(e) = &m.error {
-            f.errors.push(quote(&format!("{}: {}", e.name, e.message)));
+            let line = identifying_line(&decode_entities(&format!("{}: {}", e.name, e.message)));
+            f.errors.push(line.clone());
+            last_error = Some((LastError { text: line, source: "answer".into(), resolved: false }, pos));
         }
         for p in &m.parts {
             match p {
                 Part::Text(t) if m.is_assistant() && !t.text.trim().is_empty() => {
-                    f.last_assistant_text = Some(quote(&t.text));
+                    let text = decode_entities(&t.text);
+                    for s in sentences(&text) {
+                        if DECISION.is_match(&s) && s.len() <= 400 {
+                            push_unique(&mut f.decisions, s);
+                        }
+                    }
+                    f.last_assistant_text = Some(quote(&text));
                 }
                 Part::Tool(t) => {
                     let input = t.state.input();
-                    if let Some(cmd) = input.get("command").or_else(|| input.get("cmd")).and_then(|c| c.as_str()) {
-                        if !t.tool.to_ascii_lowercase().contains("editor") {
-                            f.commands.push(quote(cmd));
-                        }
+                    let command = command_of(input).filter(|_| !t.tool.to_ascii_lowercase().contains("editor"));
+                    if let Some(cmd) = command {
+                        f.commands.push(quote(cmd));
+                        identifiers_in(cmd, &mut f.identifiers);
                     }
-                    match &t.state {
-                        ToolState::Error { error, .. } => f.errors.push(quote(&format!("{}: {}", t.tool, error))),
-                        ToolState::Pending { .. } | ToolState::Running { .. } => {
-                            f.open_tool_calls.push(quote(&format!("{}({})", t.tool, input)))
+                    let subject = subject(&t.tool, input);
+                    let failure = match &t.state {
+                        ToolState::Error { error, .. } => Some(decode_entities(error)),
+                        ToolState::Completed { output, .. } => {
+                            identifiers_in_output(output, &mut f.identifiers);
+                            failed_exit_code(output).map(|code| {
+                                let line = identifying_line(&decode_entities(output));
+                                if line.is_empty() { format!("exit code {code}") } else { line }
+                            })
                         }
-                        ToolState::Completed { .. } => {}
+                        ToolState::Pending { .. } | ToolState::Running { .. } => {
+                            f.open_tool_calls.push(quote(&format!("{}({})", t.tool, input)));
+                            None
+                        }
+                    };
+                    match failure {
+                        Some(text) => {
+                            let line = identifying_line(&text);
+                            f.errors.push(format!("{}: {line}", t.tool));
+                            last_error = Some((LastError { text: line, source: subject, resolved: false }, pos));
+                        }
+                        None if matches!(t.state, ToolState::Completed { .. }) => successes.push((subject, pos)),
+                        None => {}
                     }
                 }
                 _ => {}
             }
         }
     }
-    let keep_last = |v: &mut Vec<String>, n: usize| {
-        if v.len() > n {
-            v.drain(..v.len() - n);
+    for m in kept {
+        pos += 1;
+        if let Some(text) = request_text(m) {
+            f.latest_request = Some(quote(&text));
+            f.latest_request_kept = true;
         }
-    };
+        for p in &m.parts {
+            if let Part::Tool(t) = p {
+                if let ToolState::Completed { output, .. } = &t.state {
+                    if failed_exit_code(output).is_none() {
+                        successes.push((subject(&t.tool, t.state.input()), pos));
+                    }
+                }
+            }
+        }
+    }
+    if let Some((mut e, at)) = last_error {
+        e.resolved = successes.iter().any(|(s, p)| *p > at && *s == e.source);
+        f.last_error = Some(e);
+    }
+    f.command_groups = group(&f.commands);
     keep_last(&mut f.commands, MAX_COMMANDS);
     keep_last(&mut f.errors, MAX_ERRORS);
+    let mut ids = Vec::new();
+    for id in std::mem::take(&mut f.identifiers) {
+        push_unique(&mut ids, id);
+    }
+    f.identifiers = ids;
+    keep_last(&mut f.identifiers, MAX_IDENTIFIERS);
+    keep_last(&mut f.decisions, MAX_DECISIONS);
     f
 }
 
@@ -93,21 +233,62 @@ mod tests {
     use crate::message::parse_message;
     use serde_json::json;
 
+    fn msg(v: serde_json::Value) -> Message {
+        parse_message(v).unwrap()
+    }
+
     #[test]
     fn collects_requests_commands_errors_and_open_calls() {
         let msgs = [
-            parse_message(json!({"id": "u", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Fix the bug. Never touch main.rs"}]})).unwrap(),
-            parse_message(json!({"id": "a", "role": "assistant", "parts": [
+            msg(json!({"id": "u", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Fix the bug. Never touch main.rs"}]})),
+            msg(json!({"id": "a", "role": "assistant", "parts": [
                 {"type": "tool", "id": "x", "callID": "c", "tool": "bash", "state": {"status": "error", "input": {"command": "cargo test"}, "error": "exit 101"}},
                 {"type": "tool", "id": "y", "callID": "d", "tool": "bash", "state": {"status": "running", "input": {"command": "make"}}},
-                {"type": "text", "id": "z", "text": "Tests fail"}
-            ]})).unwrap(),
+                {"type": "text", "id": "z", "text": "Tests fail. I'll switch to the stable toolchain instead of nightly."}
+            ]})),
         ];
-        let f = facts(&msgs);
+        let f = facts(&msgs, []);
         assert_eq!(f.user_messages, ["Fix the bug. Never touch main.rs"]);
+        assert_eq!(f.constraints, ["Never touch main.rs"]);
         assert_eq!(f.commands, ["cargo test", "make"]);
         assert_eq!(f.errors, ["bash: exit 101"]);
+        assert_eq!(f.last_error, Some(LastError { text: "exit 101".into(), source: "bash: cargo test".into(), resolved: false }));
         assert_eq!(f.open_tool_calls, ["bash({\"command\":\"make\"})"]);
-        assert_eq!(f.last_assistant_text.as_deref(), Some("Tests fail"));
+        assert_eq!(f.decisions, ["I'll switch to the stable toolchain instead of nightly."]);
+        assert_eq!(f.latest_request.as_deref(), Some("Fix the bug. Never touch main.rs"));
+        assert!(!f.latest_request_kept);
+    }
+
+    #[test]
+    fn a_failing_exit_code_is_an_error_resolved_by_a_later_success() {
+        let run = |id: &str, out: &str| {
+            msg(json!({"id": id, "role": "assistant", "parts": [
+                {"type": "tool", "id": format!("{id}t"), "callID": id, "tool": "bash", "state": {"status": "completed", "input": {"command": "cargo test -p core"}, "output": out}}
+            ]}))
+        };
+        let failing = run("a", "running 2 tests\nerror[E0425]: cannot find value `x` in this scope\nExit code: 101");
+        let f = facts([&failing], []);
+        let e = f.last_error.clone().unwrap();
+        assert_eq!(e.text, "error[E0425]: cannot find value `x` in this scope");
+        assert!(!e.resolved);
+        let passing = run("b", "test result: ok\nExit code: 0");
+        let ask = msg(json!({"id": "u2", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Now add docs"}]}));
+        let f = facts([&failing], [&passing, &ask]);
+        assert!(f.last_error.unwrap().resolved);
+        assert_eq!(f.latest_request.as_deref(), Some("Now add docs"));
+        assert!(f.latest_request_kept);
+    }
+
+    #[test]
+    fn injected_instructions_are_not_requests() {
+        let msgs = [
+            msg(json!({"id": "u1", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Deploy to ENG-7 from branch release/2.1"}]})),
+            msg(json!({"id": "u2", "role": "user", "parts": [{"type": "text", "id": "t", "text": "# AGENTS.md instructions for /repo\n<INSTRUCTIONS>Always run lint</INSTRUCTIONS>"}]})),
+            msg(json!({"id": "u3", "role": "user", "parts": [{"type": "text", "id": "t", "text": "<system-reminder>You must use TodoWrite</system-reminder>"}]})),
+        ];
+        let f = facts(&msgs, []);
+        assert_eq!(f.latest_request.as_deref(), Some("Deploy to ENG-7 from branch release/2.1"));
+        assert!(f.constraints.is_empty());
+        assert_eq!(f.identifiers, ["ENG-7", "release/2.1"]);
     }
 }

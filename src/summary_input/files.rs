@@ -46,7 +46,8 @@ enum Op {
 }
 
 /// What a tool call does to the files it names, judged by the tool's name (and, for editor tools
-/// with sub-commands such as SWE-agent's `str_replace_editor`, by `command`).
+/// with sub-commands such as SWE-agent's `str_replace_editor`, by `command`). Search and listing
+/// tools name a root to search, not a file read.
 fn op(tool: &str, input: &Value) -> Option<Op> {
     let t = tool.to_ascii_lowercase();
     if let Some(cmd) = input.get("command").and_then(Value::as_str) {
@@ -55,14 +56,28 @@ fn op(tool: &str, input: &Value) -> Option<Op> {
         }
     }
     const MODIFY: &[&str] = &["write", "edit", "patch", "create", "replace", "insert", "delete", "move", "rename"];
-    const READ: &[&str] = &["read", "view", "cat", "open", "grep", "glob", "search", "list", "ls"];
+    const SEARCH: &[&str] = &["grep", "glob", "search", "list", "ls", "find"];
+    const READ: &[&str] = &["read", "view", "cat", "open"];
     if MODIFY.iter().any(|w| t.contains(w)) {
         Some(Op::Modify)
+    } else if SEARCH.iter().any(|w| t.contains(w)) {
+        None
     } else if READ.iter().any(|w| t.contains(w)) {
         Some(Op::Read)
     } else {
         None
     }
+}
+
+/// Files a patch given as text names (Codex's `apply_patch` envelope, or a unified diff).
+fn patch_paths(patch: &str) -> Vec<String> {
+    const HEADERS: &[&str] = &["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: ", "+++ b/"];
+    patch
+        .lines()
+        .filter_map(|l| HEADERS.iter().find_map(|h| l.strip_prefix(h)))
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty() && p != "/dev/null")
+        .collect()
 }
 
 /// Adds the files named by the tool calls of `messages` that ran (completed, or errored after
@@ -77,7 +92,11 @@ pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mu
             let input = t.state.input();
             match op(&t.tool, input) {
                 Some(Op::Read) => ops.read.extend(paths(input)),
-                Some(Op::Modify) => ops.modified.extend(paths(input)),
+                Some(Op::Modify) => {
+                    ops.modified.extend(paths(input));
+                    let patch = input.as_str().or_else(|| input.get("input").and_then(Value::as_str));
+                    ops.modified.extend(patch.map(patch_paths).unwrap_or_default());
+                }
                 None => {}
             }
         }
@@ -99,12 +118,17 @@ mod tests {
             tool("str_replace_editor", json!({"command": "view", "path": "c.py"})),
             tool("str_replace_editor", json!({"command": "str_replace", "path": "d.py"})),
             tool("read", json!({"path": "src/b.rs"})),
-            tool("bash", json!({"command": "cat x"}))
+            tool("bash", json!({"command": "cat x"})),
+            tool("Grep", json!({"pattern": "x", "path": "src"})),
+            tool("Glob", json!({"pattern": "*.rs", "path": "lib"})),
+            tool("apply_patch", json!("*** Begin Patch\n*** Update File: e.rs\n@@\n-a\n+b\n*** Add File: f.rs\n+x\n*** End Patch")),
+            tool("ReadFile", json!({"path": "g.py"})),
+            tool("StrReplaceFile", json!({"path": "h.py", "edit": {}}))
         ]}))
         .unwrap();
         let mut ops = FileOps::default();
         track_files([&m], &mut ops);
-        assert_eq!(ops.read_only(), ["c.py", "src/a.rs"]);
-        assert_eq!(ops.modified.iter().collect::<Vec<_>>(), ["d.py", "src/b.rs"]);
+        assert_eq!(ops.read_only(), ["c.py", "g.py", "src/a.rs"]);
+        assert_eq!(ops.modified.iter().collect::<Vec<_>>(), ["d.py", "e.rs", "f.rs", "h.py", "src/b.rs"]);
     }
 }

@@ -1,12 +1,17 @@
 //! The summarizer's input: messages serialized with role markers, anything in them that could pass
 //! for the prompt's own structure escaped, plus what the summary must not lose (files, facts).
 
+mod commands;
 mod escape;
 mod facts;
 mod files;
+mod identifiers;
 mod serialize;
+mod user_text;
 
+pub use commands::{failed_exit_code, identifying_line, program, CommandGroup};
 pub use escape::{escape, MARKERS, TAGS};
-pub use facts::{facts, Facts};
+pub use facts::{facts, request_text, Facts, LastError};
 pub use files::{track_files, FileOps};
 pub use serialize::{serialize_message, TOOL_OUTPUT_MAX_CHARS};
+pub use user_text::{decode_entities, is_constraint, sentences, user_text};

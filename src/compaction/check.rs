@@ -1,0 +1,70 @@
+//! Checks made between the summarizer's answer and `apply`: what of the facts the model will still
+//! see (the loss audit), and whether the compaction shrinks the context at all.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use super::audit::{audit, preserved_budget, Audit};
+use super::CompactionPlan;
+use crate::message::{markers, Message, Part, ToolState};
+use crate::session::History;
+use crate::tokens::MESSAGE_OVERHEAD;
+
+/// The text the model reads of a message (tool calls with their inputs and results).
+fn seen_text(m: &Message, out: &mut String) {
+    for p in &m.parts {
+        match p {
+            Part::Text(t) => out.push_str(&t.text),
+            Part::Tool(t) => {
+                out.push_str(&t.state.input().to_string());
+                out.push('\n');
+                match &t.state {
+                    ToolState::Completed { compacted_at: None, output, .. } => out.push_str(output),
+                    ToolState::Error { error, .. } => out.push_str(error),
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+        out.push('\n');
+    }
+}
+
+/// The context messages a compaction keeps (everything it does not summarize).
+fn kept<'a>(h: &'a History, plan: &'a CompactionPlan) -> impl Iterator<Item = &'a crate::tokens::Entry> {
+    let summarized: HashSet<&str> = plan.summarized_ids.iter().map(String::as_str).collect();
+    h.visible().into_iter().filter(move |e| !summarized.contains(e.msg.id.as_str()))
+}
+
+/// The loss audit of `summary` (the text to be stored) for `plan`: which of `plan.keep` the
+/// summary and the kept messages hold, and the Preserved section for the others.
+pub fn audit_summary(h: &History, plan: &CompactionPlan, summary: &str) -> Audit {
+    let mut seen = summary.to_string();
+    seen.push('\n');
+    for e in kept(h, plan) {
+        seen_text(&e.msg, &mut seen);
+    }
+    audit(&plan.keep, &seen, preserved_budget(plan.summary_budget), h.counter())
+}
+
+/// The context's size before and after a compaction, both counted locally.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preview {
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+}
+
+/// What the context would hold after recording `summary` for `plan` (and `following`, the message
+/// appended after it), against what it holds now.
+pub fn preview(h: &History, plan: &CompactionPlan, summary: &str, following: Option<&str>) -> Preview {
+    let before: u64 = h.visible().iter().map(|e| e.tokens).sum();
+    let c = h.counter();
+    let added = 2 * MESSAGE_OVERHEAD
+        + c.text(markers::COMPACTION_REQUEST)
+        + c.text(summary)
+        + following.map_or(0, |t| MESSAGE_OVERHEAD + c.text(t));
+    let after = kept(h, plan).map(|e| e.tokens).sum::<u64>() + added;
+    Preview { tokens_before: before, tokens_after: after }
+}
