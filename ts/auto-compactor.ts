@@ -176,6 +176,12 @@ export class AutoCompactor {
             )
           }
         } else this.#ineffective = 0
+      } else if (result.status === 'skipped' && result.code === 'CF_NOT_SMALLER') {
+        // Nothing left to shrink: counted like a compaction that left the context over the limit.
+        this.#ineffective++
+        if (this.#ineffective >= (this.#options.maxIneffective ?? 2)) {
+          this.#trip('thrash', `${this.#ineffective} compactions in a row could not shrink the context (${result.reason}): automatic compaction stopped`)
+        }
       } else if (result.status === 'failed') {
         this.#failed(result.reason ?? 'unknown error')
       }

@@ -11,7 +11,7 @@ import {
   throwIfAborted,
   type CompactError,
 } from './errors.js'
-import { continueMessage, replayMessage } from './messages.js'
+import { continueMessage, continueText, replayMessage } from './messages.js'
 import {
   buildPrompt,
   buildReplacedPrompt,
@@ -307,13 +307,38 @@ async function run(
   throwIfAborted(signal)
 
   // Record: nothing above changed the session; from here on everything is synchronous.
-  const text = frameSummary({
-    body: answer.text,
-    readFiles: plan.readFiles,
-    modifiedFiles: plan.modifiedFiles,
-    ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
-  })
-  const recorded: SummaryInput = { text, finish: 'stop' }
+  const frame = (body: string) =>
+    frameSummary({
+      body,
+      readFiles: plan.readFiles,
+      modifiedFiles: plan.modifiedFiles,
+      ...(options.transcriptPath ? { transcriptPath: options.transcriptPath } : {}),
+    })
+  // The loss audit: facts the summary and the kept messages lost are restored verbatim. Without
+  // it, the latest request is still restored: it is always in the context after a compaction.
+  const checked = options.audit === false ? { ...plan, keep: plan.keep.filter((f) => f.kind === 'request') } : plan
+  const audit = session.auditCompaction(checked, frame(answer.text))
+  const text = frame(audit.section ? `${answer.text}\n\n${audit.section}` : answer.text)
+  const { section: _section, ...found } = audit
+
+  // A compaction that would not shrink the context is not applied.
+  const following = replay ? undefined : options.autoContinue !== false ? continueText(overflow) : undefined
+  const preview = session.previewCompaction(plan, text, following)
+  if (preview.tokensAfter >= preview.tokensBefore) {
+    return after(
+      {
+        status: 'skipped',
+        code: 'CF_NOT_SMALLER',
+        fallback,
+        reason: `the compaction would not shrink the context (${preview.tokensBefore} → ${preview.tokensAfter} tokens): not applied`,
+        tokensBefore: plan.tokensBefore,
+        audit: found,
+        plan,
+      },
+      plan,
+    )
+  }
+  const recorded: SummaryInput = { text, finish: 'stop', audit: found }
   if (answer.usage) recorded.usage = answer.usage
   if (answer.model) recorded.model = answer.model
   const appended: Message[] = [...session.applyCompaction(plan, recorded)]
@@ -335,6 +360,7 @@ async function run(
     tokensBefore: plan.tokensBefore,
     tokensAfter: session.usage().tokens,
     messages: appended,
+    audit: found,
     plan,
   }
   if (error) {

@@ -28,7 +28,7 @@ export {
   type CompactErrorCode,
   type CompactErrorOptions,
 } from './errors.js'
-export { continueMessage, replayMessage, isMedia } from './messages.js'
+export { continueMessage, continueText, replayMessage, isMedia } from './messages.js'
 export {
   CONTINUE_TEXT,
   MEDIA_NOTICE,

@@ -28,13 +28,18 @@ function carried(from: Message | undefined): Record<string, unknown> {
   return out
 }
 
+/** The text of the auto-continue message (after an overflow, the media notice first). */
+export function continueText(overflow: boolean): string {
+  return (overflow ? `${MEDIA_NOTICE}\n\n` : '') + CONTINUE_TEXT
+}
+
 /**
  * opencode's synthetic auto-continue user message; after an overflow, the media notice paragraph
  * comes first. The text part is `synthetic` with `metadata: { compaction_continue: true }`.
  */
 export function continueMessage(session: Session, opts: { overflow: boolean; like?: Message }): Message {
   const id = newMessageID(session)
-  const text = (opts.overflow ? `${MEDIA_NOTICE}\n\n` : '') + CONTINUE_TEXT
+  const text = continueText(opts.overflow)
   const like = opts.like
   return {
     ...(like?.agent !== undefined ? { agent: like.agent } : {}),

@@ -1,5 +1,5 @@
 // Public types of the TypeScript layer.
-import type { CompactionPlan, Message, Session, Usage } from '../index.js'
+import type { Audit, CompactionPlan, Message, Session, Usage } from '../index.js'
 import type { CompactError } from './errors.js'
 
 /** Summary templates: opencode/pi's anchored sections (default), Claude Code's 9 sections, Hermes's reference snapshot. */
@@ -101,10 +101,18 @@ export interface CompactOptions {
    * `[Attached <mime>: <filename>]`), instead of the continue message. Implies `overflow`.
    */
   replay?: string
+  /**
+   * The loss audit (default true): after the summarizer answers, the facts of `plan.keep` that
+   * neither the summary nor the kept messages hold are restored verbatim in a "## Preserved"
+   * section. With `false`, only the latest request is restored (it is always in the context).
+   */
+  audit?: boolean
 }
 
 export interface CompactionResult {
   status: 'compacted' | 'skipped' | 'failed'
+  /** Why a compaction was not applied, when a code says it: `CF_NOT_SMALLER` (it would not shrink the context). */
+  code?: 'CF_NOT_SMALLER'
   /** The summary is the extractive fallback (the summarizer failed or answered badly). */
   fallback: boolean
   /** Why it was skipped, failed, or fell back. */
@@ -119,4 +127,6 @@ export interface CompactionResult {
   error?: CompactError
   /** The plan the compaction followed (absent when there was nothing to summarize). */
   plan?: CompactionPlan
+  /** What the loss audit found: facts kept, restored in the Preserved section, dropped by its budget (with the reason). */
+  audit?: Omit<Audit, 'section'>
 }

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::session::Pin;
 use crate::summary_input::{decode_entities, Facts};
 use crate::tokens::Counter;
 
@@ -12,13 +13,13 @@ use crate::tokens::Counter;
 pub enum FactKind {
     /// The latest user request.
     Request,
+    /// A pinned message or text.
+    Pin,
     /// A user constraint.
     Constraint,
     /// The last error.
     Error,
     ModifiedFile,
-    /// A pinned message or text.
-    Pin,
     /// A URL, ticket id, commit sha or branch name.
     Identifier,
     ReadFile,
@@ -131,7 +132,13 @@ fn needle(fact: &Fact) -> String {
 
 /// The facts a compaction must keep: the previous compaction's (carried: constraints, pins and
 /// identifiers stay; the request and the error are replaced by newer ones) and this one's.
-pub fn facts_to_keep(previous: &[Fact], facts: &Facts, read_files: &[String], modified_files: &[String]) -> Vec<Fact> {
+pub fn facts_to_keep(
+    previous: &[Fact],
+    facts: &Facts,
+    pins: &[Pin],
+    read_files: &[String],
+    modified_files: &[String],
+) -> Vec<Fact> {
     let mut out: Vec<Fact> = Vec::new();
     let mut add = |f: Fact| {
         if !f.text.trim().is_empty() && !out.iter().any(|o| o.kind == f.kind && needle(o) == needle(&f)) {
@@ -141,6 +148,9 @@ pub fn facts_to_keep(previous: &[Fact], facts: &Facts, read_files: &[String], mo
     match &facts.latest_request {
         Some(r) => add(Fact::new(FactKind::Request, r.clone())),
         None => previous.iter().filter(|f| f.kind == FactKind::Request).for_each(|f| add(f.clone())),
+    }
+    for p in pins {
+        add(Fact { note: p.note.clone(), ..Fact::new(FactKind::Pin, p.text.clone()) });
     }
     for f in previous.iter().filter(|f| f.kind == FactKind::Constraint) {
         add(f.clone());
@@ -225,12 +235,15 @@ mod tests {
             identifiers: vec!["ENG-4521".into()],
             ..Facts::default()
         };
-        let keep = facts_to_keep(&[], &facts, &["README.md".into()], &["src/export.rs".into()]);
+        let keep = facts_to_keep(&[], &facts, &[], &["README.md".into()], &["src/export.rs".into()]);
         let seen = "## Constraints\n- never touch the MIGRATIONS\n<modified-files>\nsrc/export.rs\n</modified-files>\nTicket ENG-4521";
         let a = audit(&keep, seen, 1000, &counter());
         let kinds = |v: &[Fact]| v.iter().map(|f| f.kind).collect::<Vec<_>>();
         assert_eq!(kinds(&a.kept), [FactKind::Constraint, FactKind::ModifiedFile, FactKind::Identifier]);
         assert_eq!(kinds(&a.restored), [FactKind::Request, FactKind::Constraint, FactKind::Error, FactKind::ReadFile]);
+        let pinned = facts_to_keep(&[], &Facts::default(), &[Pin { id: "p".into(), message_id: None, text: "deploy target 10.0.0.7".into(), note: Some("ops".into()) }], &[], &[]);
+        let p = audit(&pinned, "", 1000, &counter());
+        assert_eq!(p.section.unwrap(), "## Preserved\n(Restored verbatim: facts the summary above had left out.)\n- Pinned (ops): deploy target 10.0.0.7");
         let section = a.section.unwrap();
         assert!(section.starts_with("## Preserved\n"));
         assert!(section.contains("- Latest request: Add a --json flag to `export`"));
@@ -245,7 +258,7 @@ mod tests {
     fn a_budget_drops_the_least_important_with_the_reason() {
         let facts = Facts { latest_request: Some("do it".into()), ..Facts::default() };
         let reads: Vec<String> = (0..200).map(|i| format!("src/module_{i}/file_{i}.rs")).collect();
-        let keep = facts_to_keep(&[], &facts, &reads, &[]);
+        let keep = facts_to_keep(&[], &facts, &[], &reads, &[]);
         let a = audit(&keep, "", 200, &counter());
         assert_eq!(a.restored[0].kind, FactKind::Request);
         assert!(!a.dropped.is_empty());
@@ -259,10 +272,12 @@ mod tests {
             &Facts { latest_request: Some("old ask".into()), constraints: vec!["Never push to main".into()], ..Facts::default() },
             &[],
             &[],
+            &[],
         );
         let second = facts_to_keep(
             &first,
             &Facts { latest_request: Some("new ask".into()), constraints: vec!["Use pnpm".into()], ..Facts::default() },
+            &[],
             &[],
             &[],
         );

@@ -8,7 +8,7 @@ use crate::error::{CfError, Result};
 use crate::message::{Message, Part};
 use crate::policy::{self, can_start_tail};
 use crate::session::History;
-use crate::summary_input::{facts, serialize_message, track_files, Facts, FileOps};
+use crate::summary_input::{facts, redact, serialize_message, track_files, Facts, FileOps};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
@@ -61,12 +61,43 @@ pub struct CompactionPlan {
     pub facts: Facts,
     /// What the summary must keep (checked by the audit after the summarizer answers): the
     /// previous compaction's facts carried over, and this one's.
+    #[serde(default)]
     pub keep: Vec<Fact>,
     pub auto: bool,
     pub overflow: bool,
     /// The newest user message that is not a compaction request.
     #[serde(rename = "lastUserID", skip_serializing_if = "Option::is_none")]
     pub last_user_id: Option<String>,
+    /// Secrets replaced by `[REDACTED:<kind>]` in what the summarizer reads.
+    #[serde(default)]
+    pub redacted: u64,
+}
+
+/// Replaces secrets in everything of `plan` a summarizer reads or a summary may quote.
+fn redact_plan(plan: &mut CompactionPlan) {
+    let mut n = 0u64;
+    let mut fix = |s: &mut String| {
+        let (out, k) = redact(s);
+        if k > 0 {
+            n += k as u64;
+            *s = out.into_owned();
+        }
+    };
+    plan.transcript.iter_mut().chain(plan.turn_prefix.iter_mut()).for_each(&mut fix);
+    if let Some(p) = plan.previous_summary.as_mut() {
+        fix(p);
+    }
+    let f = &mut plan.facts;
+    f.user_messages.iter_mut().chain(f.commands.iter_mut()).chain(f.errors.iter_mut()).for_each(&mut fix);
+    f.open_tool_calls.iter_mut().chain(f.constraints.iter_mut()).chain(f.identifiers.iter_mut()).for_each(&mut fix);
+    f.decisions.iter_mut().for_each(&mut fix);
+    f.command_groups.iter_mut().for_each(|g| fix(&mut g.last));
+    [&mut f.last_assistant_text, &mut f.latest_request].into_iter().flatten().for_each(&mut fix);
+    if let Some(e) = f.last_error.as_mut() {
+        fix(&mut e.text);
+    }
+    plan.keep.iter_mut().for_each(|k| fix(&mut k.text));
+    plan.redacted = n;
 }
 
 /// How many leading context messages are protected: system messages (unless disabled) and the
@@ -175,14 +206,14 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
     let facts = facts(summarized.iter().copied(), kept);
     let read_files = files.read_only();
     let modified_files: Vec<String> = files.modified.iter().cloned().collect();
-    let keep = facts_to_keep(&previous_keep, &facts, &read_files, &modified_files);
+    let keep = facts_to_keep(&previous_keep, &facts, h.pins(), &read_files, &modified_files);
     let last_user_id = order
         .iter()
         .rev()
         .map(|&i| &entries[i].msg)
         .find(|m| m.is_user() && m.compaction().is_none())
         .map(|m| m.id.clone());
-    Ok(Some(CompactionPlan {
+    let mut plan = CompactionPlan {
         summarized_ids: summarized.iter().map(|m| m.id.clone()).collect(),
         transcript,
         turn_prefix,
@@ -199,7 +230,12 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
         auto: opts.auto,
         overflow: opts.overflow,
         last_user_id,
-    }))
+        redacted: 0,
+    };
+    if h.options().compaction.redact_secrets {
+        redact_plan(&mut plan);
+    }
+    Ok(Some(plan))
 }
 
 /// The text of a summary message.

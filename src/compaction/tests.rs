@@ -150,3 +150,56 @@ fn apply_rejects_empty_summaries_and_stale_plans_without_changing_anything() {
     assert_eq!(apply(&mut h, &plan, summary("s")).unwrap_err().code, crate::error::Code::NotFound);
     assert_eq!(h.len(), 6);
 }
+
+#[test]
+fn facts_and_pins_carry_across_compactions_and_the_audit_restores_what_a_summary_forgets() {
+    let mut msgs = vec![user("u0", "Build the exporter. Never touch the migrations.")];
+    for i in 0..4 {
+        msgs.push(edit(&format!("a{i}"), &format!("src/f{i}.rs"), 300));
+    }
+    let mut h = session(msgs, 500);
+    let pin = h.pin_text("deploy target is 10.0.0.7", Some("ops".into())).unwrap();
+    let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    let audit = super::audit_summary(&h, &plan, "We built things.");
+    let restored: Vec<&str> = audit.restored.iter().map(|f| f.text.as_str()).collect();
+    assert!(restored.contains(&"Never touch the migrations."), "{restored:?}");
+    assert!(restored.contains(&"deploy target is 10.0.0.7"));
+    let section = audit.section.clone().unwrap();
+    apply(&mut h, &plan, SummaryInput { audit: Some(audit), ..summary(&format!("We built things.\n\n{section}")) }).unwrap();
+    // A second and a third compaction with summaries that forget everything: the facts of the
+    // first are still checked, and restored each time.
+    for round in 0..2 {
+        for i in 0..4 {
+            h.append(user(&format!("r{round}u{i}"), &format!("round {round} step {i}"))).unwrap();
+            h.append(edit(&format!("r{round}a{i}"), &format!("src/r{round}_{i}.rs"), 300)).unwrap();
+        }
+        let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+        assert!(plan.keep.iter().any(|f| f.text == "Never touch the migrations."));
+        let audit = super::audit_summary(&h, &plan, "Nothing to report.");
+        let section = audit.section.clone().unwrap();
+        assert!(section.contains("Never touch the migrations.") && section.contains("- Pinned (ops): deploy target is 10.0.0.7"), "{section}");
+        apply(&mut h, &plan, summary(&format!("Nothing to report.\n\n{section}"))).unwrap();
+    }
+    // The pins are recorded in each request: a session rebuilt from the context still has them.
+    let context: Vec<Message> = h.visible().into_iter().map(|e| e.msg.clone()).collect();
+    let again = History::from_messages(context, h.options().clone(), &|| false).unwrap();
+    assert_eq!(again.pins(), [pin]);
+}
+
+#[test]
+fn the_plan_never_carries_secrets() {
+    let msgs = vec![
+        user("u0", "Use the key AKIAIOSFODNN7EXAMPLE to deploy"),
+        msg(json!({"id": "a0", "role": "assistant", "finish": "tool-calls", "parts": [
+            {"type": "tool", "id": "t", "callID": "c", "tool": "bash",
+             "state": {"status": "completed", "input": {"command": "cat .env"}, "output": "GITHUB_TOKEN=ghp_abcdefghijklmnopqrstuvwxyz0123456789\nDEBUG=1"}}
+        ]})),
+        user("u1", "next"),
+    ];
+    let h = session(msgs, 10);
+    let plan = prepare(&h, &PrepareOptions { up_to: Some("a0".into()), ..Default::default() }).unwrap().unwrap();
+    let text = serde_json::to_string(&plan).unwrap();
+    assert!(!text.contains("AKIAIOSFODNN7EXAMPLE") && !text.contains("ghp_abc"), "{text}");
+    assert!(text.contains("[REDACTED:aws-access-key]") && text.contains("[REDACTED:github-token]"));
+    assert_eq!(plan.redacted, 3);
+}

@@ -15,6 +15,12 @@ use crate::convert::reshape;
 use crate::message::Message;
 use crate::session::History;
 
+#[derive(Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PinOptions {
+    note: Option<String>,
+}
+
 /// A conversation held natively: counted once per message, queried per turn in O(log n).
 /// Shared with background tasks (`prepareCompactionAsync`) behind a lock.
 #[napi]
@@ -174,6 +180,47 @@ impl Session {
     #[napi]
     pub fn prune(&mut self) -> Result<PruneResult> {
         guard(|| Ok(self.write().prune().into()))
+    }
+
+    /// Pins a message: what the model reads of it stays verbatim through every compaction (in
+    /// the summary's Preserved section, within its budget). `CF_NOT_FOUND` for an unknown id.
+    #[napi(ts_return_type = "Pin")]
+    pub fn pin<'env>(
+        &mut self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] message_id: Text,
+        #[napi(ts_arg_type = "{ note?: string }")] options: Option<Json>,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let o: PinOptions = value::optional("options", options)?;
+            to_js(env, &self.write().pin(&message_id.get("messageID")?, o.note)?)
+        })
+    }
+
+    /// Pins a text: kept verbatim through every compaction, like a pinned message.
+    #[napi(ts_return_type = "Pin")]
+    pub fn pin_text<'env>(
+        &mut self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "string")] text: Text,
+        #[napi(ts_arg_type = "{ note?: string }")] options: Option<Json>,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let o: PinOptions = value::optional("options", options)?;
+            to_js(env, &self.write().pin_text(&text.get("text")?, o.note)?)
+        })
+    }
+
+    /// Removes a pin, by its id or the pinned message's id; false when there was none.
+    #[napi]
+    pub fn unpin(&mut self, #[napi(ts_arg_type = "string")] id: Text) -> Result<bool> {
+        guard(|| Ok(self.write().unpin(&id.get("id")?)))
+    }
+
+    /// The pins, oldest first.
+    #[napi(ts_return_type = "Pin[]")]
+    pub fn pins<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        guard(|| to_js(env, &self.read().pins()))
     }
 
     /// Turns of the context (indices into `context()`).

@@ -92,6 +92,16 @@ impl SessionStore {
         })
     }
 
+    /// Records the session's pins as they stand (pass `session.pins()` after each change); a
+    /// load restores the last ones recorded.
+    #[napi]
+    pub fn pins(&mut self, #[napi(ts_arg_type = "Pin[]")] pins: Json) -> Result<()> {
+        guard(|| {
+            let pins: Vec<crate::session::Pin> = pins.options("pins")?;
+            self.inner.pins(&pins)
+        })
+    }
+
     /// Syncs what was written (`batch` durability; nothing to do with `entry`).
     #[napi]
     pub fn flush(&mut self) -> Result<()> {

@@ -81,6 +81,8 @@ export interface CompactionConfig {
   toolOutputMaxChars?: number
   /** Fixed token cost of an image or PDF (default 1200). */
   imageTokens?: number
+  /** Replace credentials and high-entropy strings by `[REDACTED:<kind>]` in what a summarizer reads (default true). */
+  redactSecrets?: boolean
 }
 
 export type TokenizerName = 'o200k' | 'cl100k' | 'estimate'
@@ -206,6 +208,16 @@ export interface Audit {
   section?: string
 }
 
+/** A pinned message or text: kept verbatim through every compaction. */
+export interface Pin {
+  id: string
+  /** The pinned message (absent for a pinned text). */
+  messageID?: string
+  /** What is kept: the text, or what the model reads of the message. */
+  text: string
+  note?: string
+}
+
 /** The context's size now and after a compaction, both counted locally. */
 export interface CompactionPreview {
   tokensBefore: number
@@ -241,6 +253,8 @@ export interface CompactionPlan {
   overflow: boolean
   /** The newest user message that is not a compaction request. */
   lastUserID?: string
+  /** Secrets replaced by `[REDACTED:<kind>]` in what the summarizer reads. */
+  redacted: number
 }
 
 export interface SummaryInput {

@@ -59,6 +59,9 @@ pub struct CompactionConfig {
     /// Fixed token cost of an image or PDF.
     #[serde(deserialize_with = "limit")]
     pub image_tokens: u64,
+    /// Replace credentials and high-entropy strings by `[REDACTED:<kind>]` in what a summarizer
+    /// reads (the transcript, the previous summary, the facts).
+    pub redact_secrets: bool,
 }
 
 impl Default for CompactionConfig {
@@ -74,6 +77,7 @@ impl Default for CompactionConfig {
             protected_tools: vec!["skill".to_string()],
             tool_output_max_chars: None,
             image_tokens: 1_200,
+            redact_secrets: true,
         }
     }
 }

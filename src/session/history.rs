@@ -1,6 +1,7 @@
 use std::collections::HashMap;
 
 use super::fenwick::Fenwick;
+use super::pins::{new_pin_id, pins_of, readable_text, Pin};
 use super::prunes::Prunes;
 use super::usage::Calibration;
 use super::{ContextUsage, SessionOptions, Source};
@@ -31,6 +32,7 @@ pub struct History {
     /// The history's clock (ms): never behind the wall clock or a reported message time, and
     /// strictly increasing, so a prune is always ordered after the usage it corrects.
     clock: f64,
+    pins: Vec<Pin>,
 }
 
 /// Messages counted per chunk between abort checks.
@@ -54,6 +56,7 @@ impl History {
             prunes: Prunes::default(),
             calibration: Calibration::default(),
             clock: 0.0,
+            pins: Vec::new(),
         })
     }
 
@@ -149,8 +152,53 @@ impl History {
         h.clock = h.clock.max(h.prunes.latest());
         h.index = index;
         h.sums = Fenwick::from_values(h.entries.iter().map(|e| e.tokens));
+        h.pins = pins_of(h.entries.iter().map(|e| &e.msg));
         h.refresh_view();
         Ok(h)
+    }
+
+    /// The pins, oldest first.
+    pub fn pins(&self) -> &[Pin] {
+        &self.pins
+    }
+
+    /// Replaces the pins (a store load gives the ones its file recorded last).
+    pub fn set_pins(&mut self, pins: Vec<Pin>) {
+        self.pins = pins;
+    }
+
+    /// Pins a message: what the model reads of it is kept verbatim through compactions.
+    /// `CF_NOT_FOUND` when the session has no such message. Pinning it again replaces the note.
+    pub fn pin(&mut self, message_id: &str, note: Option<String>) -> Result<Pin> {
+        let Some(e) = self.get(message_id) else {
+            return Err(CfError::new(Code::NotFound, format!("pin: no message {message_id:?} in the session")));
+        };
+        let text = readable_text(&e.msg);
+        if let Some(p) = self.pins.iter_mut().find(|p| p.message_id.as_deref() == Some(message_id)) {
+            p.note = note;
+            p.text = text;
+            return Ok(p.clone());
+        }
+        let pin = Pin { id: new_pin_id(), message_id: Some(message_id.to_string()), text, note };
+        self.pins.push(pin.clone());
+        Ok(pin)
+    }
+
+    /// Pins a text (a fact the agent or the user wants kept verbatim).
+    pub fn pin_text(&mut self, text: &str, note: Option<String>) -> Result<Pin> {
+        if text.trim().is_empty() {
+            return Err(CfError::invalid_argument("pinText: the text is empty"));
+        }
+        let pin = Pin { id: new_pin_id(), message_id: None, text: text.to_string(), note };
+        self.pins.push(pin.clone());
+        Ok(pin)
+    }
+
+    /// Removes a pin, by its id or the id of the pinned message; false when there is none.
+    pub fn unpin(&mut self, id: &str) -> bool {
+        let before = self.pins.len();
+        self.pins.retain(|p| p.id != id && p.message_id.as_deref() != Some(id));
+        self.pins.len() != before
     }
 
     pub fn options(&self) -> &SessionOptions {

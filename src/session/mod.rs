@@ -5,12 +5,14 @@ mod breakdown;
 mod fenwick;
 mod history;
 mod options;
+mod pins;
 mod prunes;
 mod usage;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
 pub use history::{History, PruneOutcome};
 pub use options::SessionOptions;
+pub use pins::{new_pin_id, pins_of, readable_text, recorded_pins, Pin};
 pub use usage::{ContextUsage, Source};
 
 #[cfg(test)]

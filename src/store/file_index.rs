@@ -298,6 +298,9 @@ fn scan_line(out: &mut Scanned, loc: Loc, line: &[u8]) -> Result<(), String> {
             out.latest = Some(format::parse_compaction(line)?);
             out.stale = false;
         }
+        Kind::Pins => {
+            format::parse_pins(line)?;
+        }
         Kind::Header => return Err("a second header".into()),
         Kind::Unknown => {}
     }

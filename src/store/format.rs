@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::{check_message, Message};
+use crate::session::Pin;
 
 /// The format version this code writes and reads.
 pub const VERSION: u64 = 1;
@@ -119,6 +120,8 @@ pub enum Kind {
     Update,
     Prune,
     Compaction,
+    /// The session's pins as they stand (each such line replaces the ones before).
+    Pins,
     /// A type this version does not know: skipped (and reported).
     Unknown,
 }
@@ -131,6 +134,7 @@ impl Kind {
             b"update" => Kind::Update,
             b"prune" => Kind::Prune,
             b"compaction" => Kind::Compaction,
+            b"pins" => Kind::Pins,
             _ => Kind::Unknown,
         }
     }
@@ -233,6 +237,23 @@ pub fn parse_prune(line: &[u8]) -> Result<PruneRecord, String> {
         return Err(format!("messageIDs has {} ids but prunedPartIDs has {}", p.message_ids.len(), p.part_ids.len()));
     }
     Ok(p)
+}
+
+/// The pins of a `pins` line.
+pub fn parse_pins(line: &[u8]) -> Result<Vec<Pin>, String> {
+    #[derive(Deserialize)]
+    struct Line {
+        pins: Vec<Pin>,
+    }
+    Ok(parse::<Line>(line)?.pins)
+}
+
+pub fn encode_pins(pins: &[Pin]) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Body<'a> {
+        pins: &'a [Pin],
+    }
+    encode("pins", &Body { pins })
 }
 
 pub fn parse_compaction(line: &[u8]) -> Result<CompactionRecord, String> {

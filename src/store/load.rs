@@ -17,6 +17,7 @@ use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
 use crate::policy::{Base, Cut};
+use crate::session::Pin;
 use crate::tokens::{Counter, MessageCount};
 
 #[derive(Debug, Default)]
@@ -28,6 +29,8 @@ pub struct Loaded {
     /// Set when only part of the file was read: the view of the first `base.len` messages (give
     /// it to `History::from_messages_at`).
     pub base: Option<Base>,
+    /// The pins the file recorded last (`None`: no line recorded any).
+    pub pins: Option<Vec<Pin>>,
 }
 
 impl Loaded {
@@ -101,8 +104,9 @@ pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool, counte
         }
     }
     reading.torn(layout, count + 2);
+    let pins = replay.take_pins();
     let (messages, counts) = replay.into_messages();
-    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None })
+    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None, pins })
 }
 
 /// What the context needs: from the latest compaction entry when there is a usable one.
@@ -116,9 +120,9 @@ pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: O
     }
     let mut reading = Reading { path, recover, warnings: Vec::new() };
     match tail_first(file, layout, &rec, at, &mut reading, counter)? {
-        Some(((messages, counts), base)) => {
+        Some(((messages, counts), base, pins)) => {
             reading.torn(layout, scan.next_line());
-            Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base) })
+            Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins })
         }
         None => {
             let mut all = load_all(file, layout, path, recover, counter)?;
@@ -171,7 +175,7 @@ fn tail_first(
     at: Loc,
     reading: &mut Reading<'_>,
     counter: Option<&Counter>,
-) -> Result<Option<(Replayed, Base)>> {
+) -> Result<Option<(Replayed, Base, Option<Vec<Pin>>)>> {
     let io = |e: io::Error| io_error(reading.path, &e);
     let (Some(_), Some(summary), Some(last)) = (&rec.request, &rec.summary, rec.runs.last()) else {
         return Ok(None);
@@ -235,7 +239,8 @@ fn tail_first(
         }
         reading.apply(&mut replay, *loc, decoded)?;
     }
-    Ok(base_of(&replay, rec).map(|base| (replay.into_messages(), base)))
+    let pins = replay.take_pins();
+    Ok(base_of(&replay, rec).map(|base| (replay.into_messages(), base, pins)))
 }
 
 /// The view state `rec` records, in positions of the loaded messages; `None` if they are not the

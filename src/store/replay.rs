@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use super::format::{self, CompactionRecord, Kind, Loc, PruneRecord};
 use crate::message::{Message, Part, ToolState};
+use crate::session::{recorded_pins, Pin};
 use crate::tokens::{Counter, MessageCount};
 
 /// One line, parsed.
@@ -17,6 +18,7 @@ pub enum Decoded {
     Update(Message, bool),
     Prune(PruneRecord),
     Compaction(CompactionRecord),
+    Pins(Vec<Pin>),
     /// An entry type this version does not know.
     Unknown,
 }
@@ -32,6 +34,7 @@ pub fn decode(line: &[u8]) -> Result<Decoded, String> {
         }
         Kind::Prune => Decoded::Prune(format::parse_prune(line)?),
         Kind::Compaction => Decoded::Compaction(format::parse_compaction(line)?),
+        Kind::Pins => Decoded::Pins(format::parse_pins(line)?),
         Kind::Unknown => Decoded::Unknown,
     })
 }
@@ -106,6 +109,8 @@ pub struct Replay {
     index: HashMap<String, usize>,
     lines: Vec<u64>,
     partial: bool,
+    /// The newest pins: a `pins` line, or the snapshot a compaction request recorded.
+    pins: Option<Vec<Pin>>,
 }
 
 impl Replay {
@@ -120,6 +125,9 @@ impl Replay {
             Decoded::Message(m) => {
                 if let Some(&i) = self.index.get(&m.id) {
                     return Err(format!("message {:?} was already added at line {}", m.id, self.lines[i]));
+                }
+                if let Some(pins) = recorded_pins(&m) {
+                    self.pins = Some(pins);
                 }
                 self.index.insert(m.id.clone(), self.messages.len());
                 self.messages.push(m);
@@ -136,6 +144,7 @@ impl Replay {
             },
             Decoded::Prune(p) => self.prune(&p),
             Decoded::Compaction(_) => {}
+            Decoded::Pins(p) => self.pins = Some(p),
             Decoded::Unknown => return Ok(Applied::Skipped),
         }
         Ok(Applied::Done)
@@ -168,6 +177,11 @@ impl Replay {
     /// Line numbers of the messages' `message` lines.
     pub fn lines(&self) -> &[u64] {
         &self.lines
+    }
+
+    /// The newest pins read, if any line recorded them.
+    pub fn take_pins(&mut self) -> Option<Vec<Pin>> {
+        self.pins.take()
     }
 
     /// The messages, and their counts where known.

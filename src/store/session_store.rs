@@ -172,11 +172,16 @@ impl Loader {
         }
         let mut loaded = self.context_messages_counted(Some(&opts.counter()?))?;
         let base = loaded.base.take().unwrap_or_default();
+        let pins = loaded.pins.take();
         let (messages, counts) = self.report(loaded);
         if aborted() {
             return Err(CfError::aborted());
         }
-        History::from_counted_at(messages, counts, base, opts, aborted)
+        let mut h = History::from_counted_at(messages, counts, base, opts, aborted)?;
+        if let Some(p) = pins {
+            h.set_pins(p);
+        }
+        Ok(h)
     }
 
     /// Writes every message, one JSON object per line, to `to` (through a temporary file renamed
@@ -387,6 +392,11 @@ impl SessionStore {
             return Err(CfError::invalid_argument("prune: compactedAt must be a finite number"));
         }
         self.write(|w| w.prune(p))
+    }
+
+    /// Records the session's pins as they stand (`Session.pins()`); a load restores them.
+    pub fn pins(&mut self, pins: &[crate::session::Pin]) -> Result<()> {
+        self.write(|w| w.pins(pins))
     }
 
     /// Syncs what was written (the `batch` policy's pending entries; a no-op for `entry`).

@@ -565,3 +565,28 @@ fn fractional_times_read_back_exactly() {
     let crate::message::Part::Tool(t) = &all[1].parts[0] else { panic!() };
     assert!(matches!(t.state, crate::message::ToolState::Completed { compacted_at: Some(c), .. } if c == at));
 }
+
+#[test]
+fn pins_round_trip_through_entries_and_compaction_requests() {
+    let (_d, path) = tmp();
+    let mut s = writer(&path);
+    s.append(&user("u1", "hello")).unwrap();
+    let pin = |id: &str, text: &str| crate::session::Pin { id: id.into(), message_id: None, text: text.into(), note: None };
+    s.pins(&[pin("p1", "one"), pin("p2", "two")]).unwrap();
+    s.pins(&[pin("p2", "two")]).unwrap();
+    assert_eq!(s.load(None, &|| false).unwrap().pins(), [pin("p2", "two")]);
+    // A compaction request records the pins as they stood; later `pins` lines replace them.
+    let mut req = request("r1", None, None);
+    if let crate::message::Part::Compaction(c) = &mut req.parts[0] {
+        c.extra.insert("pins".into(), json!([pin("p3", "three")]));
+    }
+    s.append(&req).unwrap();
+    s.append(&summary("s1", "r1", true)).unwrap();
+    s.append(&user("u2", "more")).unwrap();
+    let h = s.load(None, &|| false).unwrap();
+    assert_eq!(h.pins(), [pin("p3", "three")]);
+    s.pins(&[]).unwrap();
+    assert!(s.load(None, &|| false).unwrap().pins().is_empty());
+    s.close().unwrap();
+    assert!(reader(&path).load(None, &|| false).unwrap().pins().is_empty());
+}

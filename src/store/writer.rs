@@ -213,6 +213,13 @@ impl Writer {
         self.commit()
     }
 
+    /// Records the session's pins as they stand.
+    pub fn pins(&mut self, pins: &[crate::session::Pin]) -> Result<()> {
+        self.ready()?;
+        self.write_line(&format::encode_pins(pins))?;
+        self.commit()
+    }
+
     /// Writes a compaction entry when the view the file's latest entry records is not the current
     /// one (or always, with `force`). A failure only costs later loads their shortcut: it is
     /// reported as a warning and retried with the next change.

@@ -6,6 +6,7 @@ mod escape;
 mod facts;
 mod files;
 mod identifiers;
+mod secrets;
 mod serialize;
 mod user_text;
 
@@ -13,5 +14,6 @@ pub use commands::{failed_exit_code, identifying_line, program, CommandGroup};
 pub use escape::{escape, MARKERS, TAGS};
 pub use facts::{facts, request_text, Facts, LastError};
 pub use files::{track_files, FileOps};
+pub use secrets::redact;
 pub use serialize::{serialize_message, TOOL_OUTPUT_MAX_CHARS};
 pub use user_text::{decode_entities, is_constraint, sentences, user_text};

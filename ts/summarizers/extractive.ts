@@ -2,20 +2,16 @@
 // summary. Deterministic, no network: the CLI's default and `compact()`'s fallback.
 import type { CompactionPlan } from '../../index.js'
 import { InvalidArgumentError, throwIfAborted } from '../errors.js'
-import { escapeText } from '../../index.js'
+import { escapeText, estimateTokens } from '../../index.js'
 import { unframeSummary } from '../prompt.js'
 import { getTemplate, type DigestKey, type Template } from '../templates.js'
 import type { Summarizer, TemplateName } from '../types.js'
-
-/** A user message that states a constraint or a preference. */
-const CONSTRAINT =
-  /\b(never|always|must|mustn'?t|don'?t|do not|should|shouldn'?t|should not|prefer|preferably|only|avoid|make sure|required|forbidden|at most|at least|no more than)\b/i
 
 /** Items kept per section: the first few and the newest. */
 const MAX_ITEMS = 40
 const KEEP_FIRST = 10
 const NOTE =
-  '(Summary extracted without a model: requests, constraints, commands, errors and files are quoted verbatim; decisions and reasoning were not recorded.)'
+  '(Summary extracted without a model: requests, constraints, commands, errors, identifiers and files are quoted verbatim; reasoning was not recorded.)'
 
 function clip(text: string, max: number): string {
   const t = text.trim()
@@ -26,40 +22,54 @@ function clip(text: string, max: number): string {
 
 type Digest = Partial<Record<DigestKey, string[]>>
 
+const code = (s: string) => (s.includes('`') ? s : `\`${s}\``)
+
+/** What the plan's facts (collected natively) say, section by section. */
 function digest(plan: CompactionPlan, hasPrevious: boolean): Digest {
   const f = plan.facts
   const users = f.userMessages.map((u) => u.trim()).filter(Boolean)
   const first = users[0]
-  const last = users[users.length - 1]
-  const errors = f.errors.map((e) => `Error: ${e}`)
+  const kept = (kind: string) => plan.keep.filter((k) => k.kind === kind)
+  const request = kept('request')[0]?.text ?? f.latestRequest
+  // The newest request is current; when it is kept verbatim after the summary, older ones are not presented as current.
+  const latest =
+    request === undefined ? [] : f.latestRequestKept ? ['Latest request: in the messages after this summary.'] : [`Latest request: ${request}`]
+  const lastError = kept('error')[0]
+  const errorLine = lastError
+    ? [`Last error (${lastError.resolved ? 'resolved' : 'unresolved'}): ${lastError.text}${f.lastError?.text === lastError.text ? ` (${f.lastError.source})` : ''}`]
+    : []
+  const errors = f.errors.filter((e) => !lastError || !e.endsWith(lastError.text)).map((e) => `Error: ${e}`)
+  const ids = kept('identifier').map((i) => i.text)
+  const identifiers = ids.length ? [`Identifiers: ${ids.join(', ')}`] : []
+  const pins = kept('pin').map((p) => `Pinned${p.note ? ` (${p.note})` : ''}: ${p.text}`)
   const open = f.openToolCalls.map((c) => `Unfinished tool call: ${clip(c, 500)}`)
   const lastAssistant = f.lastAssistantText?.trim() ? [`Last assistant message: ${clip(f.lastAssistantText, 1000)}`] : []
-  const latest = last !== undefined && (hasPrevious || users.length > 1) ? [`Latest request: ${last}`] : []
+  const ran = f.commandGroups.map((g) =>
+    g.count === 1 ? `Ran: ${code(clip(g.last, 300))}` : `Ran ${code(g.program)} ${g.count} times (last: ${code(clip(g.last, 300))})`,
+  )
   // The lists themselves follow the summary (<read-files>, <modified-files>): say so, do not repeat them.
   const count = (n: number) => `${n} ${n === 1 ? 'file' : 'files'}`
   const files = [
     ...(plan.modifiedFiles.length ? [`${count(plan.modifiedFiles.length)} modified: listed under modified-files after this summary.`] : []),
     ...(plan.readFiles.length ? [`${count(plan.readFiles.length)} only read: listed under read-files after this summary.`] : []),
   ]
+  const nextRequest = request !== undefined && !f.latestRequestKept ? [`Continue with the latest request: ${clip(request, 300)}`] : []
   return {
-    goal: [...(!hasPrevious && first !== undefined ? [`Original request: ${first}`] : []), ...latest],
-    constraints: users.filter((u) => CONSTRAINT.test(u)),
-    done: f.commands.map((c) => `Ran: ${clip(c, 500)}`),
+    goal: [...(!hasPrevious && first !== undefined && first !== request ? [`Original request: ${first}`] : []), ...latest],
+    constraints: kept('constraint').map((c) => c.text),
+    done: ran,
     inProgress: [...open],
-    decisions: [],
-    blocked: [],
-    next: [
-      ...(last !== undefined ? [`Continue with the latest request: ${clip(last, 300)}`] : []),
-      ...(open.length ? ['Check the unfinished tool calls (see above): they never returned a result.'] : []),
-    ],
-    critical: [...errors, ...lastAssistant, NOTE],
+    decisions: f.decisions,
+    blocked: lastError && !lastError.resolved ? errorLine : [],
+    next: [...nextRequest, ...(open.length ? ['Check the unfinished tool calls (see above): they never returned a result.'] : [])],
+    critical: [...pins, ...errorLine, ...errors, ...identifiers, ...lastAssistant, NOTE],
     files,
-    concepts: [],
-    errors,
+    concepts: [...identifiers],
+    errors: [...errorLine, ...errors],
     userMessages: users.map((u) => clip(u, 600)),
-    pending: [...(last !== undefined ? [`Latest request: ${clip(last, 600)}`] : []), ...open],
-    current: [...lastAssistant, ...open],
-    resolved: [],
+    pending: [...latest, ...open],
+    current: [...pins, ...lastAssistant, ...open],
+    resolved: [...(lastError?.resolved ? errorLine : [])],
   }
 }
 
@@ -95,7 +105,14 @@ export function parseSections(markdown: string): Map<string, string[]> {
 }
 
 /** Labels whose older items the newer ones replace instead of adding to. */
-const REFRESHED = ['Latest request:', 'Last assistant message:', 'Continue with the latest request:', 'Unfinished tool call:']
+const REFRESHED = [
+  'Latest request:',
+  'Last assistant message:',
+  'Continue with the latest request:',
+  'Unfinished tool call:',
+  'Last error (',
+  'Identifiers:',
+]
 const REFRESHED_PATTERNS = [/^\d+ files? modified: /, /^\d+ files? only read: /]
 
 function merge(previous: string[], fresh: string[]): string[] {
@@ -158,7 +175,32 @@ export function extractiveSummary(plan: CompactionPlan, options: ExtractiveOptio
     const last = [...t.sections].reverse().find((s) => s.key === 'critical') ?? t.sections[t.sections.length - 1]
     if (last) items.set(last.heading, [...(items.get(last.heading) ?? []), `Earlier summary:\n${previous}`])
   }
-  return render(t, items)
+  return fit(t, items, plan)
+}
+
+/**
+ * The rendered summary within `plan.summaryBudget` tokens: while it is over, the oldest item of the
+ * section with the most droppable items goes. Items that quote a fact the summary must keep
+ * (`plan.keep`: requests, constraints, the last error, identifiers, pins) are never dropped.
+ */
+function fit(t: Template, items: Map<string, string[]>, plan: CompactionPlan): string {
+  const facts = plan.keep.filter((k) => k.kind !== 'readFile' && k.kind !== 'modifiedFile').map((k) => k.text.trim())
+  const keeps = (item: string) => item === NOTE || facts.some((f) => f && item.includes(f))
+  let text = render(t, items)
+  let dropped = 0
+  while (estimateTokens(text) > plan.summaryBudget) {
+    let best: string[] | undefined
+    let bestCount = 0
+    for (const list of items.values()) {
+      const n = list.filter((i) => !keeps(i)).length
+      if (n > bestCount) [best, bestCount] = [list, n]
+    }
+    if (!best) break
+    best.splice(best.findIndex((i) => !keeps(i)), 1)
+    dropped++
+    text = render(t, items)
+  }
+  return dropped ? `${text}\n\n(${dropped} older items left out to fit the summary budget.)` : text
 }
 
 const EXTRACTIVE = Symbol.for('contextfold.extractiveSummarizer')

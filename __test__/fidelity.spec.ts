@@ -1,0 +1,159 @@
+// Nothing important is forgotten: the loss audit and its repair, facts carried across compactions,
+// pins (session, store, filterCompacted), secrets kept out of the summarizer's input, and
+// compactions that would not shrink the context.
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+
+import { Session, SessionStore, compact, extractiveSummarizer, filterCompacted } from '../dist/index.js'
+import type { Summarizer, SummaryRequest } from '../dist/index.js'
+import { CONSTRAINT, LAST_ERROR, assistant, contextText, options, plantedSession, smallSession, text, tool, user } from './compact-fixtures.js'
+
+/** A summarizer that forgets everything but a line of prose. */
+const forgetful: Summarizer = async () => ({ text: 'Worked on the report command.', finishReason: 'stop' })
+
+const dirs: string[] = []
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+
+describe('the loss audit', () => {
+  it('restores what a forgetful summary left out, verbatim, and reports it', async () => {
+    const { session, modified } = plantedSession()
+    const result = await compact(session, { summarizer: forgetful })
+    expect(result.status).toBe('compacted')
+    const restored = result.audit!.restored.map((f) => f.text)
+    expect(restored).toContain('Never use the `any` type in src/report/, and always run `npm test` before saying you are done.')
+    expect(restored).toContain(LAST_ERROR)
+    expect(result.summary).toContain('## Preserved')
+    expect(result.audit!.dropped).toEqual([])
+    const seen = contextText(session)
+    for (const path of modified) expect(seen).toContain(path)
+    // The stored compaction records the audit and the facts the next one carries.
+    const request = result.messages![0]!
+    const part = request.parts[0] as Record<string, unknown>
+    expect((part.audit as { restored: unknown[] }).restored.length).toBe(result.audit!.restored.length)
+    expect((part.keep as Array<{ kind: string }>).some((f) => f.kind === 'constraint')).toBe(true)
+  })
+
+  it('needs no repair with the extractive summarizer', async () => {
+    const { session } = plantedSession()
+    const result = await compact(session, { summarizer: extractiveSummarizer() })
+    expect(result.audit!.restored).toEqual([])
+    expect(result.audit!.kept.length).toBeGreaterThan(5)
+    expect(result.summary).not.toContain('## Preserved')
+  })
+
+  it('carries facts across three compactions: the third summary still knows the first constraint', async () => {
+    const { session } = plantedSession()
+    for (let round = 0; round < 3; round++) {
+      if (round > 0) {
+        for (let t = 0; t < 10; t++) {
+          session.append(user(`r${round}u${t}`, `Round ${round} step ${t}: keep going with the next column.`))
+          session.append(assistant(`r${round}a${t}`, [tool('edit', { status: 'completed', input: { path: `src/r${round}/c${t}.ts` }, output: 'ok '.repeat(200) }), text('done')]))
+        }
+      }
+      const result = await compact(session, { summarizer: forgetful })
+      expect(result.status).toBe('compacted')
+      expect(contextText(session)).toContain('Never use the `any` type in src/report/')
+    }
+  })
+
+  it('with audit: false restores only the latest request', async () => {
+    const { session } = plantedSession({ preserveRecentTokens: 600, tailTurns: 0 })
+    const result = await compact(session, { summarizer: forgetful, audit: false })
+    expect(result.status).toBe('compacted')
+    expect(result.audit!.restored.map((f) => f.kind)).toEqual(['request'])
+    expect(contextText(session)).not.toContain(CONSTRAINT.slice(0, 30))
+    expect(contextText(session)).toContain('Follow-up 45: tidy the help text.')
+  })
+})
+
+describe('pins', () => {
+  it('keeps pinned messages and texts verbatim after a compaction, in filterCompacted too', async () => {
+    const s = smallSession(10)
+    const pinned = s.pin('u2', { note: 'the spec' })
+    expect(pinned).toMatchObject({ messageID: 'u2', note: 'the spec' })
+    s.pinText('Deploy target: 10.20.30.40')
+    expect(s.pins().length).toBe(2)
+    const result = await compact(s, { summarizer: forgetful })
+    expect(result.status).toBe('compacted')
+    const seen = contextText(s)
+    expect(seen).toContain(pinned.text.slice(0, 40))
+    expect(seen).toContain('Deploy target: 10.20.30.40')
+    // What a stateless consumer holds after filterCompacted still knows the pins.
+    const rebuilt = Session.fromMessages(filterCompacted(s.messages()), options())
+    expect(rebuilt.pins().map((p) => p.text)).toEqual(s.pins().map((p) => p.text))
+    expect(s.unpin(pinned.id)).toBe(true)
+    expect(s.unpin('nope')).toBe(false)
+    expect(() => s.pin('missing')).toThrow(expect.objectContaining({ code: 'CF_NOT_FOUND' }))
+  })
+
+  it('persist in the store', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cf-pins-'))
+    dirs.push(dir)
+    const path = join(dir, 's.jsonl')
+    const store = SessionStore.open(path, { session: options() })
+    const s = store.load()
+    const m = user('u1', 'Remember: the staging database is read-only.')
+    s.append(m)
+    store.append(m)
+    s.pin('u1')
+    s.pinText('Release freeze until Friday')
+    store.pins(s.pins())
+    store.close()
+    const again = SessionStore.open(path, { readOnly: true }).load()
+    expect(again.pins()).toEqual(s.pins())
+  })
+})
+
+describe('secrets', () => {
+  it('never reach the summarizer, the summary or the audit', async () => {
+    const s = smallSession(6)
+    s.append(user('k1', 'Deploy with AWS key AKIAIOSFODNN7EXAMPLE and keep ghp_abcdefghijklmnopqrstuvwxyz0123456789 secret.'))
+    s.append(
+      assistant('k2', [
+        tool('bash', { status: 'completed', input: { command: 'cat .env' }, output: 'DATABASE_URL=postgres://app:s3cr3t-pw9@db:5432/app\nSTRIPE_KEY=sk_live_4eC39HqLyjWDarjtT1zdp7dc' }),
+      ]),
+    )
+    for (let t = 0; t < 6; t++) {
+      s.append(user(`z${t}`, `More work ${t} ${'word '.repeat(60)}`))
+      s.append(assistant(`y${t}`, `Did ${t} ${'word '.repeat(60)}`))
+    }
+    const seen: SummaryRequest[] = []
+    const result = await compact(s, {
+      summarizer: async (req) => {
+        seen.push(req)
+        return { text: 'summary', finishReason: 'stop' }
+      },
+    })
+    expect(result.status).toBe('compacted')
+    const all = JSON.stringify({ seen, summary: result.summary, audit: result.audit })
+    for (const secret of ['AKIAIOSFODNN7EXAMPLE', 'ghp_abcdef', 's3cr3t-pw9', 'sk_live_4eC39']) expect(all).not.toContain(secret)
+    expect(all).toContain('[REDACTED:aws-access-key]')
+    expect(result.plan!.redacted).toBeGreaterThanOrEqual(4)
+  })
+
+  it('can be turned off', async () => {
+    const s = new Session(options({ redactSecrets: false, preserveRecentTokens: 200 }))
+    s.append(user('u1', 'key AKIAIOSFODNN7EXAMPLE'))
+    s.append(assistant('a1', 'ok '.repeat(300)))
+    s.append(user('u2', 'next '.repeat(100)))
+    const plan = s.prepareCompaction({ upTo: 'a1' })!
+    expect(plan.transcript.join('\n')).toContain('AKIAIOSFODNN7EXAMPLE')
+    expect(plan.redacted).toBe(0)
+  })
+})
+
+describe('a compaction never makes the context larger', () => {
+  it('is not applied when it would not shrink the context, with a coded reason, and the request stays', async () => {
+    const s = new Session(options({ tailTurns: 0 }))
+    s.append(user('u1', 'Explain the build: why does `npm run build` take so long on CI? '.repeat(3)))
+    s.append(assistant('a1', 'Because it compiles the addon in release mode.'))
+    const before = s.messages()
+    const result = await compact(s, { summarizer: extractiveSummarizer() })
+    expect(result.status).toBe('skipped')
+    expect(result.code).toBe('CF_NOT_SMALLER')
+    expect(result.reason).toMatch(/would not shrink the context \(\d+ → \d+ tokens\)/)
+    expect(s.messages()).toEqual(before)
+  })
+})
