@@ -1,7 +1,7 @@
 // AutoCompactor: call `afterStep()` after each model step; it reports pressure, prunes at the prune
 // tier, compacts on overflow, and stops itself after repeated failures or ineffective compactions.
-import type { ContextUsage, PruneResult, Session } from '../index.js'
-import { compact } from './compact.js'
+import type { ContextUsage, Message, PruneResult, Session } from '../index.js'
+import { compact, recordSummarized, summarizeAhead, type Summarized } from './compact.js'
 import type { CompactOptions, CompactionResult } from './types.js'
 
 export interface AutoCompactorEvents {
@@ -11,6 +11,8 @@ export interface AutoCompactorEvents {
   prune: { result: PruneResult; usage: ContextUsage }
   /** A compaction starts. */
   compacting: { usage: ContextUsage; overflow: boolean }
+  /** A speculative summary of the context so far started in the background. */
+  speculating: { usage: ContextUsage; messages: number }
   /** A compaction ended (compacted, skipped or failed). */
   compact: { result: CompactionResult }
   /** Automatic compaction stopped: `failures` (consecutive failures) or `thrash` (ineffective compactions). */
@@ -31,6 +33,14 @@ export interface AutoCompactorOptions
   maxFailures?: number
   /** Compactions in a row that leave the context over the limit before automatic compaction stops (default 2). */
   maxIneffective?: number
+  /**
+   * Speculative compaction: when usage crosses this share of the usable window (e.g. 0.7), a
+   * snapshot of the context is summarized in the background (abortable, one at a time). At
+   * overflow, if the session still starts with that snapshot, its summary is recorded at once and
+   * only the messages since the snapshot stay verbatim; otherwise it is discarded and the
+   * compaction runs as usual. Off by default.
+   */
+  speculateAt?: number
 }
 
 export interface AfterStepOptions {
@@ -48,6 +58,22 @@ export interface AfterStepResult {
   compaction?: CompactionResult
   /** Why nothing was compacted although it was needed (tripped breaker, re-entrant call). */
   skipped?: string
+  /** The compaction recorded a summary written ahead (`speculateAt`), without waiting for the summarizer. */
+  speculative?: boolean
+}
+
+interface Speculation {
+  controller: AbortController
+  /** The context when the summary started: ids, and each message as JSON (to see that none changed). */
+  ids: string[]
+  snapshot: string[]
+  promise: Promise<Summarized | CompactionResult | undefined>
+}
+
+/** A message the verbatim tail may start on (the native rule): a user or assistant message that is not a summary, a compaction request or an errored answer. */
+function canStartTail(m: Message): boolean {
+  if (m.role === 'system' || m.summary === true || m.error !== undefined) return false
+  return !m.parts.some((p) => p.type === 'compaction')
 }
 
 export interface AutoCompactorState {
@@ -64,6 +90,7 @@ export class AutoCompactor {
   #ineffective = 0
   #tripped: AutoCompactorState['tripped']
   #busy = false
+  #speculation: Speculation | undefined
 
   constructor(session: Session, options: AutoCompactorOptions = {}) {
     this.session = session
@@ -120,6 +147,47 @@ export class AutoCompactor {
     this.#emit('tripped', { kind, reason })
   }
 
+  /** Drops the speculative summary, if any (aborting it while it runs). */
+  discardSpeculation(): void {
+    this.#speculation?.controller.abort()
+    this.#speculation = undefined
+  }
+
+  #speculate(usage: ContextUsage): void {
+    const at = this.#options.speculateAt
+    if (at === undefined || this.#speculation || this.#tripped || usage.usable <= 0 || usage.tokens < at * usage.usable) return
+    const snapshot = this.session.context()
+    const last = snapshot[snapshot.length - 1]
+    if (!last) return
+    const controller = new AbortController()
+    const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, ...compactOptions } = this.#options
+    const promise = summarizeAhead(this.session, { ...compactOptions, auto: true, upTo: last.id, signal: controller.signal }).catch(
+      () => undefined, // a failed or aborted speculation is discarded: the compaction at overflow runs as usual
+    )
+    this.#speculation = { controller, snapshot: snapshot.map((m) => JSON.stringify(m)), ids: snapshot.map((m) => m.id), promise }
+    this.#emit('speculating', { usage, messages: snapshot.length })
+  }
+
+  /** The speculative summary, if the context still starts with its snapshot; the tail starts after it. */
+  async #speculated(): Promise<Summarized | undefined> {
+    const spec = this.#speculation
+    this.#speculation = undefined
+    if (!spec) return undefined
+    const context = this.session.context()
+    const prefix =
+      context.length > spec.ids.length && spec.ids.every((id, i) => context[i]?.id === id && JSON.stringify(context[i]) === spec.snapshot[i])
+    const tail = prefix ? context.slice(spec.ids.length).find(canStartTail) : undefined
+    if (!tail) {
+      spec.controller.abort()
+      return undefined
+    }
+    const s = await spec.promise
+    if (!s || 'status' in s) return undefined
+    s.plan.tailStartID = tail.id
+    s.plan.tokensBefore = this.session.usage().tokens
+    return s
+  }
+
   /**
    * Call after each model step (and after appending its messages). Emits `pressure`, prunes at the
    * `prune` tier and above, and compacts when the context overflows (or `overflow: true`). A call
@@ -143,19 +211,24 @@ export class AutoCompactor {
           this.#emit('prune', { result, usage })
         }
       }
-      if (!overflow && !session.isOverflow()) return out
+      if (!overflow && !session.isOverflow()) {
+        this.#speculate(usage)
+        return out
+      }
       if (this.#tripped) {
         out.skipped = this.#tripped.reason
         return out
       }
       this.#emit('compacting', { usage, overflow })
-      const { prune: _p, maxFailures: _f, maxIneffective: _i, ...compactOptions } = this.#options
+      const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, ...compactOptions } = this.#options
       const opts: CompactOptions = { ...compactOptions, auto: true, overflow }
       if (options.signal) opts.signal = options.signal
       if (overflow && options.replay !== undefined) opts.replay = options.replay
       let result: CompactionResult
       try {
-        result = await compact(session, opts)
+        const ahead = opts.replay === undefined ? await this.#speculated() : (this.discardSpeculation(), undefined)
+        result = ahead ? await recordSummarized(session, ahead, opts) : await compact(session, opts)
+        if (ahead) out.speculative = result.status === 'compacted'
       } catch (e) {
         if (!options.signal?.aborted) this.#failed(e instanceof Error ? e.message : String(e))
         throw e

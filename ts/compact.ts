@@ -202,11 +202,43 @@ export async function compact(session: Session, options: CompactOptions = {}): P
   }
 }
 
-async function run(
-  session: Session,
-  options: CompactOptions,
-  after: (result: CompactionResult, plan?: CompactionPlan) => Promise<CompactionResult>,
-): Promise<CompactionResult> {
+/** A summary written for a plan and not recorded yet. */
+export interface Summarized {
+  plan: CompactionPlan
+  answer: SummaryResponse
+  fallback: boolean
+  error?: CompactError
+  overflow: boolean
+  replay?: { message: Message; before?: string }
+}
+
+type After = (result: CompactionResult, plan?: CompactionPlan) => Promise<CompactionResult>
+
+async function run(session: Session, options: CompactOptions, after: After): Promise<CompactionResult> {
+  const s = await summarizeStage(session, options, after)
+  return 'status' in s ? s : after(...record(session, options, s))
+}
+
+/**
+ * Plans and summarizes without recording: a speculative compaction (`AutoCompactor`'s
+ * `speculateAt`) records it later with `recordSummarized`, if the session still starts with what
+ * was summarized. A result instead of a summary: nothing to record (skipped, failed).
+ */
+export function summarizeAhead(session: Session, options: CompactOptions): Promise<Summarized | CompactionResult> {
+  return summarizeStage(session, options, async (r) => r)
+}
+
+/** Records a summary `summarizeAhead` wrote (a compaction of the session then runs no summarizer). */
+export async function recordSummarized(session: Session, s: Summarized, options: CompactOptions = {}): Promise<CompactionResult> {
+  if (running.has(session)) {
+    return { status: 'skipped', fallback: false, reason: 'a compaction of this session is already running', tokensBefore: session.usage().tokens }
+  }
+  const [result, plan] = record(session, options, s)
+  await options.hooks?.afterCompact?.(result, plan ? { session, plan } : { session })
+  return result
+}
+
+async function summarizeStage(session: Session, options: CompactOptions, after: After): Promise<Summarized | CompactionResult> {
   const signal = options.signal ?? new AbortController().signal
   const template = getTemplate(options.template ?? 'anchored')
   const overflow = options.overflow ?? options.replay !== undefined
@@ -305,7 +337,15 @@ async function run(
     fallback = true
   }
   throwIfAborted(signal)
+  const out: Summarized = { plan, answer, fallback, overflow }
+  if (error) out.error = error
+  if (replay) out.replay = replay
+  return out
+}
 
+/** Records a summary: audit, the never-larger check, then the request, the summary and the continue or replayed message. Synchronous. */
+function record(session: Session, options: CompactOptions, s: Summarized): [CompactionResult, CompactionPlan] {
+  const { plan, answer, fallback, error, overflow, replay } = s
   // Record: nothing above changed the session; from here on everything is synchronous.
   const frame = (body: string) =>
     frameSummary({
@@ -325,18 +365,16 @@ async function run(
   const following = replay ? undefined : options.autoContinue !== false ? continueText(overflow) : undefined
   const preview = session.previewCompaction(plan, text, following)
   if (preview.tokensAfter >= preview.tokensBefore) {
-    return after(
-      {
-        status: 'skipped',
-        code: 'CF_NOT_SMALLER',
-        fallback,
-        reason: `the compaction would not shrink the context (${preview.tokensBefore} → ${preview.tokensAfter} tokens): not applied`,
-        tokensBefore: plan.tokensBefore,
-        audit: found,
-        plan,
-      },
+    const skipped: CompactionResult = {
+      status: 'skipped',
+      code: 'CF_NOT_SMALLER',
+      fallback,
+      reason: `the compaction would not shrink the context (${preview.tokensBefore} → ${preview.tokensAfter} tokens): not applied`,
+      tokensBefore: plan.tokensBefore,
+      audit: found,
       plan,
-    )
+    }
+    return [skipped, plan]
   }
   const recorded: SummaryInput = { text, finish: 'stop', audit: found }
   if (answer.usage) recorded.usage = answer.usage
@@ -367,5 +405,5 @@ async function run(
     result.error = error
     result.reason = `${error.code}: ${error.message} (used the extractive summary)`
   }
-  return after(result, plan)
+  return [result, plan]
 }

@@ -30,6 +30,15 @@ export {
 } from './errors.js'
 export { continueMessage, continueText, replayMessage, isMedia } from './messages.js'
 export {
+  budgetNotices,
+  contextBudget,
+  contextBudgetTool,
+  type BudgetNoticeOptions,
+  type BudgetNotices,
+  type BudgetTool,
+  type ContextBudget,
+} from './budget.js'
+export {
   CONTINUE_TEXT,
   MEDIA_NOTICE,
   SUMMARY_HEADER,

@@ -237,7 +237,7 @@ fn tool_output<'a>(t: &'a ToolPart, opts: &ConvertOptions) -> ToolOutput<'a> {
         }
         ToolState::Error { error, .. } => ToolOutput::ErrorText { value: Cow::Borrowed(error) },
         ToolState::Completed { compacted_at: Some(_), .. } => {
-            ToolOutput::Text { value: Cow::Borrowed(markers::PRUNED) }
+            ToolOutput::Text { value: Cow::Borrowed(t.state.cleared_text().unwrap_or(markers::PRUNED)) }
         }
         ToolState::Completed { output, attachments, .. } => {
             let mut text = match opts.tool_output_max_chars {

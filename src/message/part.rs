@@ -92,6 +92,17 @@ pub enum ToolState {
 }
 
 impl ToolState {
+    /// What a pruned output reads as: the stub a microcompact rule left (`compactedAs`), else the
+    /// cleared marker; `None` for an output that is not pruned.
+    pub fn cleared_text(&self) -> Option<&str> {
+        match self {
+            ToolState::Completed { compacted_at: Some(_), extra, .. } => {
+                Some(extra.get("compactedAs").and_then(Value::as_str).unwrap_or(super::markers::PRUNED))
+            }
+            _ => None,
+        }
+    }
+
     pub fn input(&self) -> &Value {
         match self {
             ToolState::Pending { input, .. }

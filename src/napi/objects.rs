@@ -2,7 +2,7 @@
 
 use napi_derive::napi;
 
-use crate::policy::{Selection as CoreSelection, Turn as CoreTurn};
+use crate::policy::{Rule, Selection as CoreSelection, Turn as CoreTurn};
 use crate::session::{ContextUsage as CoreUsage, PruneOutcome};
 
 #[napi(object)]
@@ -51,6 +51,32 @@ pub struct PruneResult {
     pub tokens_freed: f64,
     /// The mark written to each pruned output's `compactedAt`.
     pub compacted_at: f64,
+    /// For each pruned part, the stub a microcompact rule put in its place (`null`: cleared by
+    /// age); pass it on to `SessionStore.prune` so a load shows the same.
+    #[napi(ts_type = "Array<string | null>")]
+    pub stubs: Vec<Option<String>>,
+    /// Parts and tokens each rule cleared: `age`, `duplicate`, `reread`, `stale`.
+    pub rules: PruneRules,
+}
+
+#[napi(object)]
+#[derive(Default)]
+pub struct RuleCount {
+    pub parts: f64,
+    pub tokens: f64,
+}
+
+#[napi(object)]
+#[derive(Default)]
+pub struct PruneRules {
+    /// Old output cleared by age (opencode's prune).
+    pub age: RuleCount,
+    /// Outputs identical to a later one.
+    pub duplicate: RuleCount,
+    /// Reads whose later read returned the same content.
+    pub reread: RuleCount,
+    /// Reads of a file modified afterwards.
+    pub stale: RuleCount,
 }
 
 impl From<PruneOutcome> for PruneResult {
@@ -60,6 +86,20 @@ impl From<PruneOutcome> for PruneResult {
             message_ids: p.message_ids,
             tokens_freed: p.tokens_freed as f64,
             compacted_at: p.compacted_at,
+            rules: {
+                let mut r = PruneRules::default();
+                for (rule, c) in &p.rules {
+                    let slot = match rule {
+                        Rule::Age => &mut r.age,
+                        Rule::Duplicate => &mut r.duplicate,
+                        Rule::Reread => &mut r.reread,
+                        Rule::Stale => &mut r.stale,
+                    };
+                    *slot = RuleCount { parts: c.parts as f64, tokens: c.tokens as f64 };
+                }
+                r
+            },
+            stubs: p.stubs,
         }
     }
 }

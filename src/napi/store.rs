@@ -84,7 +84,8 @@ impl SessionStore {
     #[napi]
     pub fn prune(
         &mut self,
-        #[napi(ts_arg_type = "Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'>")] result: Json,
+        #[napi(ts_arg_type = "Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }")]
+        result: Json,
     ) -> Result<()> {
         guard(|| {
             let record: PruneRecord = result.options("result")?;

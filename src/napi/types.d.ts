@@ -83,6 +83,12 @@ export interface CompactionConfig {
   imageTokens?: number
   /** Replace credentials and high-entropy strings by `[REDACTED:<kind>]` in what a summarizer reads (default true). */
   redactSecrets?: boolean
+  /** Prune: an output identical to a later one becomes a stub pointing at it (default false). */
+  pruneDuplicates?: boolean
+  /** Prune: an older read of a file whose later read returned the same content becomes a stub (default false). */
+  pruneRereads?: boolean
+  /** Prune: an older read of a file modified afterwards is marked stale, its content cleared (default false). */
+  pruneStaleReads?: boolean
 }
 
 export type TokenizerName = 'o200k' | 'cl100k' | 'estimate'

@@ -1,6 +1,7 @@
 //! Decisions over a history: overflow and pressure, prune, turns and the verbatim tail, what a
 //! summary hides.
 
+mod microcompact;
 mod options;
 mod overflow;
 mod prune;
@@ -9,6 +10,7 @@ mod view;
 
 #[cfg(feature = "node")]
 pub(crate) use options::{limit, opt_limit};
+pub use microcompact::{microcompact, Rule, Stub};
 pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
 pub use prune::{prune, PruneResult};

@@ -62,6 +62,12 @@ pub struct CompactionConfig {
     /// Replace credentials and high-entropy strings by `[REDACTED:<kind>]` in what a summarizer
     /// reads (the transcript, the previous summary, the facts).
     pub redact_secrets: bool,
+    /// Prune: an output identical to a later one becomes a stub pointing at it.
+    pub prune_duplicates: bool,
+    /// Prune: an older read of a file whose later read returned the same content becomes a stub.
+    pub prune_rereads: bool,
+    /// Prune: an older read of a file modified afterwards is marked stale (its content cleared).
+    pub prune_stale_reads: bool,
 }
 
 impl Default for CompactionConfig {
@@ -78,6 +84,9 @@ impl Default for CompactionConfig {
             tool_output_max_chars: None,
             image_tokens: 1_200,
             redact_secrets: true,
+            prune_duplicates: false,
+            prune_rereads: false,
+            prune_stale_reads: false,
         }
     }
 }

@@ -39,6 +39,10 @@ pub fn prune(entries: &[Entry], cfg: &CompactionConfig) -> PruneResult {
                 continue;
             }
             if compacted_at.is_some() {
+                // A stub a microcompact rule left is not an earlier age prune: walk past it.
+                if t.state.cleared_text() != Some(crate::message::markers::PRUNED) {
+                    continue;
+                }
                 break 'walk;
             }
             let tokens = e.parts[j].output;

@@ -406,14 +406,21 @@ impl History {
     /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
     pub fn prune(&mut self) -> PruneOutcome {
         let found = policy::prune(&self.entries, &self.opts.compaction);
+        let stubs = policy::microcompact(&self.entries, &self.opts.compaction, &self.counter);
+        let stubbed: std::collections::HashSet<(usize, usize)> = stubs.iter().map(|s| s.position).collect();
+        let by_age = found.victims.into_iter().filter(|v| !stubbed.contains(v)).map(|v| (v, policy::Rule::Age, None));
+        let victims: Vec<_> = stubs.into_iter().map(|s| (s.position, s.rule, Some(s.text))).chain(by_age).collect();
         let now = self.tick();
         let mut outcome = PruneOutcome::default();
         let mut freed = 0i64;
-        for (i, j) in found.victims {
+        for ((i, j), rule, stub) in victims {
             let entry = &mut self.entries[i];
             if let Part::Tool(t) = &mut entry.msg.parts[j] {
-                if let ToolState::Completed { compacted_at, .. } = &mut t.state {
+                if let ToolState::Completed { compacted_at, extra, .. } = &mut t.state {
                     *compacted_at = Some(now);
+                    if let Some(text) = &stub {
+                        extra.insert("compactedAs".into(), serde_json::Value::String(text.clone()));
+                    }
                 }
             }
             let count = self.counter.part(&entry.msg.parts[j]);
@@ -424,8 +431,12 @@ impl History {
             entry.tokens = (entry.tokens as i64 + delta) as u64;
             self.sums.add(i, delta);
             freed -= delta;
+            let counted = outcome.rules.entry(rule).or_default();
+            counted.parts += 1;
+            counted.tokens += (-delta).max(0) as u64;
             outcome.part_ids.push(entry.msg.parts[j].id().to_string());
             outcome.message_ids.push(entry.msg.id.clone());
+            outcome.stubs.push(stub);
         }
         outcome.tokens_freed = freed.max(0) as u64;
         if outcome.tokens_freed > 0 {
@@ -436,9 +447,21 @@ impl History {
     }
 }
 
+/// What one prune rule cleared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleCount {
+    pub parts: u64,
+    pub tokens: u64,
+}
+
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PruneOutcome {
     pub part_ids: Vec<String>,
+    /// For each pruned part, the stub a microcompact rule put in its place (`None`: cleared by age).
+    pub stubs: Vec<Option<String>>,
+    /// Parts and tokens freed by each rule.
+    pub rules: std::collections::BTreeMap<policy::Rule, RuleCount>,
     /// The message of each pruned part, in the same order.
     pub message_ids: Vec<String>,
     pub tokens_freed: u64,

@@ -328,3 +328,51 @@ fn a_partial_compaction_keeps_the_head_as_the_earlier_compaction_left_it() {
     h.append(user("u5", "five")).unwrap();
     assert_eq!(ids(&h).last(), Some(&"u5"));
 }
+
+fn file_call(id: &str, tool: &str, path: &str, output: &str) -> Message {
+    msg(json!({"id": id, "role": "assistant", "finish": "tool-calls", "parts": [
+        {"type": "tool", "id": format!("{id}-tool"), "callID": format!("{id}-call"), "tool": tool,
+         "state": {"status": "completed", "input": {"filePath": path}, "output": output}}
+    ]}))
+}
+
+#[test]
+fn microcompact_stubs_rereads_duplicates_and_stale_reads_and_counts_each_rule() {
+    let body = |s: &str| format!("{s}\n{}", "line of the file\n".repeat(60));
+    let msgs = vec![
+        user("u1", "start"),
+        file_call("r1", "read", "a.rs", &body("A")),
+        file_call("r2", "read", "b.rs", &body("B")),
+        tool_answer("g1", "bash", &body("grep output")),
+        file_call("e1", "edit", "b.rs", "ok"),
+        file_call("r3", "read", "a.rs", &body("A")),
+        tool_answer("g2", "bash", &body("grep output")),
+        user("u2", "next"),
+        assistant("x", "ok"),
+        user("u3", "last"),
+    ];
+    let mut opts = options(200_000);
+    opts.compaction = CompactionConfig { prune_duplicates: true, prune_rereads: true, prune_stale_reads: true, ..Default::default() };
+    let mut h = History::from_messages(msgs.clone(), opts.clone(), &|| false).unwrap();
+    let before = h.usage().tokens;
+    let out = h.prune();
+    assert_eq!(out.message_ids, ["r1", "r2", "g1"], "{out:?}");
+    let rules: Vec<_> = out.rules.iter().map(|(r, c)| (*r, c.parts)).collect();
+    use crate::policy::Rule;
+    assert_eq!(rules, [(Rule::Duplicate, 1), (Rule::Reread, 1), (Rule::Stale, 1)]);
+    assert_eq!(out.stubs[0].as_deref(), Some("[Unchanged: same content as the later read of a.rs (call r3-call)]"));
+    assert_eq!(out.stubs[1].as_deref(), Some("[Stale: b.rs was modified after this read; read it again for its current content]"));
+    assert_eq!(out.stubs[2].as_deref(), Some("[Same output as the later bash call g2-call]"));
+    assert_eq!(h.usage().tokens, before - out.tokens_freed);
+    let text = serde_json::to_string(&h.to_model_messages(&Default::default())).unwrap();
+    assert!(text.contains("[Unchanged: same content as the later read of a.rs (call r3-call)]"));
+    // Reversible: the outputs are still there, marked; nothing more to do.
+    let crate::message::Part::Tool(t) = &h.get("r1").unwrap().msg.parts[0] else { panic!() };
+    assert!(matches!(&t.state, crate::message::ToolState::Completed { output, .. } if output.starts_with("A\n")));
+    assert!(h.prune().part_ids.is_empty());
+    // Off by default.
+    let mut plain = opts;
+    plain.compaction = CompactionConfig { prune_minimum: 0, prune_protect: 0, ..Default::default() };
+    let mut h = History::from_messages(msgs, plain, &|| false).unwrap();
+    assert!(h.prune().stubs.iter().all(Option::is_none));
+}

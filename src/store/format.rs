@@ -65,6 +65,9 @@ pub struct PruneRecord {
     pub message_ids: Vec<String>,
     #[serde(rename = "prunedPartIDs")]
     pub part_ids: Vec<String>,
+    /// The stub each part reads as (`None`: cleared by age); empty when no part has one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stubs: Vec<Option<String>>,
 }
 
 /// A run of message lines that a tail-first load reads: `count` consecutive `message` lines (other
@@ -235,6 +238,9 @@ pub fn parse_prune(line: &[u8]) -> Result<PruneRecord, String> {
     let p: PruneRecord = parse(line)?;
     if p.message_ids.len() != p.part_ids.len() {
         return Err(format!("messageIDs has {} ids but prunedPartIDs has {}", p.message_ids.len(), p.part_ids.len()));
+    }
+    if !p.stubs.is_empty() && p.stubs.len() != p.part_ids.len() {
+        return Err(format!("stubs has {} entries but prunedPartIDs has {}", p.stubs.len(), p.part_ids.len()));
     }
     Ok(p)
 }

@@ -153,15 +153,19 @@ impl Replay {
     /// Marks the listed tool outputs as cleared; parts that are not completed tool calls, and
     /// messages not read, are left alone.
     fn prune(&mut self, p: &PruneRecord) {
-        for (mid, pid) in p.message_ids.iter().zip(&p.part_ids) {
+        for (k, (mid, pid)) in p.message_ids.iter().zip(&p.part_ids).enumerate() {
+            let stub = p.stubs.get(k).cloned().flatten();
             let Some(&i) = self.index.get(mid) else {
                 continue;
             };
             for part in &mut self.messages[i].parts {
                 if let Part::Tool(t) = part {
                     if &t.id == pid {
-                        if let ToolState::Completed { compacted_at, .. } = &mut t.state {
+                        if let ToolState::Completed { compacted_at, extra, .. } = &mut t.state {
                             *compacted_at = Some(p.compacted_at);
+                            if let Some(s) = &stub {
+                                extra.insert("compactedAs".into(), serde_json::Value::String(s.clone()));
+                            }
                             self.counts[i] = None;
                         }
                     }
@@ -218,6 +222,7 @@ mod tests {
             compacted_at: 7.0,
             message_ids: vec!["a".into(), "a".into(), "zz".into()],
             part_ids: vec!["a-t".into(), "a-x".into(), "zz-t".into()],
+            ..Default::default()
         };
         r.apply(loc(4), Decoded::Prune(prune), None).unwrap();
         let Part::Tool(t) = &r.messages()[0].parts[0] else { panic!() };
@@ -250,7 +255,7 @@ mod tests {
         r.apply(loc(3), Decoded::Message(tool_msg("b")), count("b")).unwrap();
         r.apply(loc(4), Decoded::Message(tool_msg("c")), count("c")).unwrap();
         // A pruned output no longer has the counts it was read with; an update brings its own.
-        let prune = PruneRecord { compacted_at: 7.0, message_ids: vec!["a".into()], part_ids: vec!["a-t".into()] };
+        let prune = PruneRecord { compacted_at: 7.0, message_ids: vec!["a".into()], part_ids: vec!["a-t".into()], ..Default::default() };
         r.apply(loc(5), Decoded::Prune(prune), None).unwrap();
         r.apply(loc(6), Decoded::Update(tool_msg("b"), false), None).unwrap();
         let (messages, counts) = r.into_messages();

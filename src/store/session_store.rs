@@ -388,6 +388,13 @@ impl SessionStore {
                 p.part_ids.len()
             )));
         }
+        if !p.stubs.is_empty() && p.stubs.len() != p.part_ids.len() {
+            return Err(CfError::invalid_argument(format!(
+                "prune: stubs has {} entries but prunedPartIDs has {}",
+                p.stubs.len(),
+                p.part_ids.len()
+            )));
+        }
         if !p.compacted_at.is_finite() {
             return Err(CfError::invalid_argument("prune: compactedAt must be a finite number"));
         }

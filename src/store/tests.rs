@@ -140,7 +140,7 @@ fn messages_round_trip_with_updates_and_prunes() {
     let mut a1 = tool_answer("a1", "even more output");
     a1.finish = Some("stop".into());
     s.update(&a1).unwrap();
-    s.prune(&PruneRecord { compacted_at: 42.0, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()] })
+    s.prune(&PruneRecord { compacted_at: 42.0, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()], ..Default::default() })
         .unwrap();
     s.append(&assistant("a2", "done")).unwrap();
     let all = s.load_all().unwrap();
@@ -172,9 +172,9 @@ fn rejected_writes_write_nothing() {
     let before = std::fs::read(&path).unwrap();
     assert_eq!(s.append(&user("u1", "again")).unwrap_err().code, Code::DuplicateId);
     assert_eq!(s.update(&user("nope", "x")).unwrap_err().code, Code::NotFound);
-    let bad_prune = PruneRecord { compacted_at: 1.0, message_ids: vec!["u1".into()], part_ids: vec![] };
+    let bad_prune = PruneRecord { compacted_at: 1.0, message_ids: vec!["u1".into()], part_ids: vec![], ..Default::default() };
     assert_eq!(s.prune(&bad_prune).unwrap_err().code, Code::InvalidArgument);
-    let unknown = PruneRecord { compacted_at: 1.0, message_ids: vec!["zz".into()], part_ids: vec!["p".into()] };
+    let unknown = PruneRecord { compacted_at: 1.0, message_ids: vec!["zz".into()], part_ids: vec!["p".into()], ..Default::default() };
     assert_eq!(s.prune(&unknown).unwrap_err().code, Code::NotFound);
     s.prune(&PruneRecord::default()).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -375,6 +375,7 @@ fn tail_first_loads_match_full_loads_with_heads_patches_and_updates() {
         compacted_at: 9.0,
         message_ids: vec!["h1".into(), "t31".into()],
         part_ids: vec!["h1-tool".into(), "t31-tool".into()],
+        ..Default::default()
     })
     .unwrap();
     for i in 40..50 {
@@ -558,7 +559,7 @@ fn fractional_times_read_back_exactly() {
     u.time = Some(crate::message::Time { created: at, completed: None });
     s.append(&u).unwrap();
     s.append(&tool_answer("a1", "output")).unwrap();
-    s.prune(&PruneRecord { compacted_at: at, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()] })
+    s.prune(&PruneRecord { compacted_at: at, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()], ..Default::default() })
         .unwrap();
     let all = s.load_all().unwrap();
     assert_eq!(all[0].time.as_ref().map(|t| t.created), Some(at));
@@ -589,4 +590,26 @@ fn pins_round_trip_through_entries_and_compaction_requests() {
     assert!(s.load(None, &|| false).unwrap().pins().is_empty());
     s.close().unwrap();
     assert!(reader(&path).load(None, &|| false).unwrap().pins().is_empty());
+}
+
+#[test]
+fn prune_stubs_round_trip() {
+    let (_d, path) = tmp();
+    let mut s = writer(&path);
+    s.append(&user("u1", "hello")).unwrap();
+    s.append(&tool_answer("a1", "lots of output")).unwrap();
+    let stub = "[Same output as the later bash call c9]".to_string();
+    s.prune(&PruneRecord {
+        compacted_at: 5.0,
+        message_ids: vec!["a1".into()],
+        part_ids: vec!["a1-tool".into()],
+        stubs: vec![Some(stub.clone())],
+    })
+    .unwrap();
+    let bad = PruneRecord { compacted_at: 5.0, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()], stubs: vec![None, None] };
+    assert_eq!(s.prune(&bad).unwrap_err().code, crate::error::Code::InvalidArgument);
+    s.close().unwrap();
+    let h = reader(&path).load(None, &|| false).unwrap();
+    let crate::message::Part::Tool(t) = &h.get("a1").unwrap().msg.parts[0] else { panic!() };
+    assert_eq!(t.state.cleared_text(), Some(stub.as_str()));
 }

@@ -80,6 +80,17 @@ fn patch_paths(patch: &str) -> Vec<String> {
         .collect()
 }
 
+/// What a tool call does to files: `(true, paths)` modifies them, `(false, paths)` reads them.
+pub fn file_op(tool: &str, input: &Value) -> Option<(bool, Vec<String>)> {
+    let modifies = op(tool, input)? == Op::Modify;
+    let mut out = paths(input);
+    if modifies {
+        let patch = input.as_str().or_else(|| input.get("input").and_then(Value::as_str));
+        out.extend(patch.map(patch_paths).unwrap_or_default());
+    }
+    Some((modifies, out))
+}
+
 /// Adds the files named by the tool calls of `messages` that ran (completed, or errored after
 /// starting) to `ops`.
 pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mut FileOps) {
@@ -89,14 +100,9 @@ pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mu
             if matches!(t.state, ToolState::Pending { .. }) {
                 continue;
             }
-            let input = t.state.input();
-            match op(&t.tool, input) {
-                Some(Op::Read) => ops.read.extend(paths(input)),
-                Some(Op::Modify) => {
-                    ops.modified.extend(paths(input));
-                    let patch = input.as_str().or_else(|| input.get("input").and_then(Value::as_str));
-                    ops.modified.extend(patch.map(patch_paths).unwrap_or_default());
-                }
+            match file_op(&t.tool, t.state.input()) {
+                Some((false, paths)) => ops.read.extend(paths),
+                Some((true, paths)) => ops.modified.extend(paths),
                 None => {}
             }
         }

@@ -13,7 +13,7 @@ mod user_text;
 pub use commands::{failed_exit_code, identifying_line, program, CommandGroup};
 pub use escape::{escape, MARKERS, TAGS};
 pub use facts::{facts, request_text, Facts, LastError};
-pub use files::{track_files, FileOps};
+pub use files::{file_op, track_files, FileOps};
 pub use secrets::redact;
 pub use serialize::{serialize_message, TOOL_OUTPUT_MAX_CHARS};
 pub use user_text::{decode_entities, is_constraint, sentences, user_text};

@@ -40,9 +40,10 @@ pub fn serialize_message(m: &Message) -> Option<String> {
                         let input = if t.state.input().is_null() { String::new() } else { t.state.input().to_string() };
                         lines.push(format!("[Assistant tool call]: {}({})", escape(&t.tool), escape(&input)));
                         match &t.state {
-                            ToolState::Completed { compacted_at: Some(_), .. } => {
-                                lines.push(format!("[Tool result]: {}", markers::PRUNED))
-                            }
+                            ToolState::Completed { compacted_at: Some(_), .. } => lines.push(format!(
+                                "[Tool result]: {}",
+                                escape(t.state.cleared_text().unwrap_or(markers::PRUNED))
+                            )),
                             ToolState::Completed { output, attachments, .. } => {
                                 let mut out = escape(output);
                                 for a in attachments.iter().flatten() {

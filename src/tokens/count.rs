@@ -58,7 +58,7 @@ impl Counter {
                         let out = self.text(output) + attachments.iter().flatten().map(|a| self.file(a)).sum::<u64>();
                         match compacted_at {
                             Some(_) => {
-                                let marker = self.text(markers::PRUNED);
+                                let marker = self.text(t.state.cleared_text().unwrap_or(markers::PRUNED));
                                 PartCount { cleared: out.saturating_sub(marker), ..result(marker) }
                             }
                             None => PartCount { output: out, ..result(out) },

@@ -1,0 +1,104 @@
+// A context budget the model can see (opt-in): a tool in the AI SDK's shape that reports the
+// context used and remaining, and notices at 50 / 75 / 90% of the usable window for the next request.
+import type { Session } from '../index.js'
+
+/** What the budget tool returns. */
+export interface ContextBudget {
+  /** Tokens in the context now. */
+  used: number
+  /** Tokens the context may hold before it is compacted. */
+  usable: number
+  remaining: number
+  /** `used / usable`, 0..1 (more once over). */
+  fraction: number
+  /** `ok`, `notice`, `prune` or `compact` (the session's pressure tier). */
+  tier: string
+}
+
+/** The budget of `session` now. */
+export function contextBudget(session: Session): ContextBudget {
+  const u = session.usage()
+  return {
+    used: u.tokens,
+    usable: u.usable,
+    remaining: Math.max(0, u.usable - u.tokens),
+    fraction: u.usable > 0 ? u.tokens / u.usable : 0,
+    tier: u.tier,
+  }
+}
+
+const EMPTY_OBJECT = { type: 'object', properties: {}, additionalProperties: false } as const
+
+/**
+ * The AI SDK's schema marker (`jsonSchema()` builds the same object): a global symbol, so the tool
+ * is recognised without importing `ai` here.
+ */
+const SCHEMA = Symbol.for('vercel.ai.schema')
+const VALIDATOR = Symbol.for('vercel.ai.validator')
+
+/** The budget tool: `{ description, inputSchema, execute }`, ready for `generateText({ tools: { context_budget: ... } })`. */
+export interface BudgetTool {
+  description: string
+  inputSchema: { readonly jsonSchema: typeof EMPTY_OBJECT; validate: (value: unknown) => { success: true; value: Record<string, never> } }
+  execute: (input?: unknown) => Promise<ContextBudget>
+}
+
+/**
+ * A tool (AI SDK shape, `ai` v5 and later) the model can call to see how much of its context is
+ * used and how much remains. It takes no input.
+ */
+export function contextBudgetTool(session: Session): BudgetTool {
+  return {
+    description:
+      'Reports how much of your context window is used and how much remains (tokens). Call it before large reads ' +
+      'or outputs to decide whether to work in smaller pieces.',
+    inputSchema: {
+      [SCHEMA]: true,
+      [VALIDATOR]: true,
+      jsonSchema: EMPTY_OBJECT,
+      validate: () => ({ success: true, value: {} }),
+    } as BudgetTool['inputSchema'],
+    execute: async () => contextBudget(session),
+  }
+}
+
+/** Options of `budgetNotices`. */
+export interface BudgetNoticeOptions {
+  /** Shares of the usable window that trigger a notice (default 0.5, 0.75, 0.9). */
+  thresholds?: number[]
+}
+
+/** Yields a short system note the first time the context crosses each threshold. */
+export interface BudgetNotices {
+  /**
+   * The note to add to the next request as a system message, when the context crossed a threshold
+   * since the last call (once per threshold; a compaction that brings usage back down re-arms the
+   * thresholds above it); otherwise `undefined`.
+   */
+  next(): string | undefined
+}
+
+/** Notices at 50 / 75 / 90% of the usable window (opt-in), for the next request. */
+export function budgetNotices(session: Session, options: BudgetNoticeOptions = {}): BudgetNotices {
+  const thresholds = [...(options.thresholds ?? [0.5, 0.75, 0.9])].sort((a, b) => a - b)
+  let reached = -1
+  return {
+    next() {
+      const b = contextBudget(session)
+      let k = -1
+      thresholds.forEach((t, i) => {
+        if (b.fraction >= t) k = i
+      })
+      if (k <= reached) {
+        reached = k
+        return undefined
+      }
+      reached = k
+      const pct = Math.round((thresholds[k] ?? 0) * 100)
+      return (
+        `[Context budget] ${pct}% of your context window is used: ${b.used.toLocaleString('en')} of ` +
+        `${b.usable.toLocaleString('en')} tokens, ${b.remaining.toLocaleString('en')} remaining. Prefer targeted reads and short outputs.`
+      )
+    },
+  }
+}
