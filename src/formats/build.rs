@@ -18,6 +18,14 @@ pub enum Outcome {
     Err(String),
 }
 
+fn role_name(r: Role) -> &'static str {
+    match r {
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+    }
+}
+
 impl Outcome {
     pub fn text(output: impl Into<String>) -> Outcome {
         Outcome::Ok { output: output.into(), attachments: Vec::new() }
@@ -139,15 +147,41 @@ impl Builder {
     /// Adds a message made of one record: a new message, or nothing when it is empty (skipped).
     pub fn push_nonempty(&mut self, m: Message) -> Option<usize> {
         if m.parts.is_empty() && m.error.is_none() {
-            self.stats.skipped += 1;
+            self.skip(&format!("{} (empty)", role_name(m.role)));
             None
         } else {
             Some(self.push(m, true))
         }
     }
 
-    pub fn skip(&mut self) {
+    /// A conversation record with nothing for the model, by its kind in the source.
+    pub fn skip(&mut self, kind: &str) {
         self.stats.skipped += 1;
+        self.omit(kind);
+    }
+
+    /// A line outside the conversation (metadata, UI events), by its kind in the source.
+    pub fn omit(&mut self, kind: &str) {
+        *self.stats.omitted.entry(if kind.is_empty() { "(no type)".to_string() } else { kind.to_string() }).or_default() += 1;
+    }
+
+    /// Marks the completed results of these calls as cleared by the source agent at `at` (epoch
+    /// ms), as a prune would; returns how many were found.
+    pub fn clear_results(&mut self, call_ids: &[&str], at: f64) -> usize {
+        let mut n = 0;
+        for m in &mut self.messages {
+            for p in &mut m.parts {
+                if let Part::Tool(t) = p {
+                    if call_ids.contains(&t.call_id.as_str()) {
+                        if let ToolState::Completed { compacted_at, .. } = &mut t.state {
+                            *compacted_at = Some(at);
+                            n += 1;
+                        }
+                    }
+                }
+            }
+        }
+        n
     }
 
     pub fn merged(&mut self) {

@@ -23,6 +23,10 @@ enum Kind {
     User,
     Assistant,
     Boundary,
+    /// `microcompact_boundary`: Claude Code cleared the results of the tool calls it names.
+    Microcompact,
+    /// Context Claude Code attached for the model (skill listings, hook output, reminders).
+    Attachment,
     Other,
 }
 
@@ -40,6 +44,11 @@ struct Entry<'a> {
 impl Entry<'_> {
     fn is_message(&self) -> bool {
         matches!(self.kind, Kind::User | Kind::Assistant)
+    }
+
+    /// A conversation record: a message, or an attachment the model read.
+    fn is_record(&self) -> bool {
+        self.is_message() || self.kind == Kind::Attachment
     }
 
     fn content(&self) -> Option<&Value> {
@@ -68,8 +77,19 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
             Some("user") => Kind::User,
             Some("assistant") => Kind::Assistant,
             Some("system") if str_field(v, "subtype") == Some("compact_boundary") => Kind::Boundary,
-            _ => Kind::Other,
+            Some("system") if str_field(v, "subtype") == Some("microcompact_boundary") => Kind::Microcompact,
+            Some("attachment") => Kind::Attachment,
+            other => {
+                match str_field(v, "subtype") {
+                    Some(sub) => b.omit(&format!("{}:{sub}", other.unwrap_or(""))),
+                    None => b.omit(other.unwrap_or("")),
+                }
+                Kind::Other
+            }
         };
+        if kind == Kind::Attachment {
+            b.record();
+        }
         if matches!(kind, Kind::User | Kind::Assistant) {
             b.record();
             if let Some(blocks) = v.pointer("/message/content").and_then(Value::as_array) {
@@ -100,8 +120,8 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
         return Err(CfError::aborted());
     }
     let selected = active_branch(&entries, b);
-    let total = entries.iter().filter(|e| e.is_message()).count();
-    let kept = entries.iter().zip(&selected).filter(|(e, &s)| s && e.is_message()).count();
+    let total = entries.iter().filter(|e| e.is_record()).count();
+    let kept = entries.iter().zip(&selected).filter(|(e, &s)| s && e.is_record()).count();
     b.off_branch(total - kept);
 
     let mut boundary: Option<(bool, Option<f64>, Map<String, Value>)> = None;
@@ -158,6 +178,23 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
                 }
                 assistant(e, mi, b);
             }
+            Kind::Microcompact => {
+                // The results Claude Code cleared read as cleared for the model from here on.
+                let meta = e.v.get("microcompactMetadata");
+                let ids: Vec<&str> = meta
+                    .and_then(|m| m.get("compactedToolIds"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .collect();
+                let found = b.clear_results(&ids, time.unwrap_or(0.0));
+                if found < ids.len() {
+                    b.warn(e.line, format!("microcompact_boundary names {} tool results; {found} found", ids.len()));
+                }
+                b.omit("system:microcompact_boundary");
+            }
+            Kind::Attachment => attachment(e, time, b),
             Kind::Other => {}
         }
     }
@@ -240,6 +277,30 @@ fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
         }
     }
     selected
+}
+
+/// An attachment line: the text Claude Code gave the model (as a system reminder in a user
+/// message), or a skipped record when it carries none.
+fn attachment(e: &Entry, time: Option<f64>, b: &mut Builder) {
+    let a = e.v.get("attachment").unwrap_or(&Value::Null);
+    let kind = str_field(a, "type").unwrap_or("attachment");
+    let text = match a.get("content") {
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .filter_map(|i| i.as_str().map(str::to_string).or_else(|| super::content::block_text(i).map(str::to_string)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
+    };
+    if text.trim().is_empty() {
+        b.skip(&format!("attachment:{kind}"));
+        return;
+    }
+    let mut m = b.message(e.uuid, Role::User, time);
+    Builder::text(&mut m, format!("<system-reminder>\n{text}\n</system-reminder>"), true);
+    m.extra.insert("attachment".into(), Value::String(kind.to_string()));
+    b.push(m, true);
 }
 
 fn image(block: &Value) -> (String, String) {
@@ -326,7 +387,7 @@ fn user(e: &Entry, time: Option<f64>, b: &mut Builder) {
         if results > 0 {
             b.merged();
         } else {
-            b.skip();
+            b.skip("user (tool results only, none matched)");
         }
         return;
     }

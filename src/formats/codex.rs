@@ -72,9 +72,9 @@ pub fn import(records: &[Record], b: &mut Builder) {
                     }
                     st.current = None;
                 }
-                _ => {}
+                other => b.omit(&format!("event_msg:{}", other.unwrap_or(""))),
             },
-            Some(_) => {}
+            Some(other) => b.omit(other),
             None => b.warn(r.line, "a record without `type`; ignored"),
         }
     }
@@ -140,7 +140,7 @@ fn item(line: usize, p: &Value, time: Option<f64>, b: &mut Builder, st: &mut Sta
                     user_content(&mut m, p.get("content"));
                     if m.parts.is_empty() {
                         if counted {
-                            b.skip();
+                            b.skip("message (empty)");
                         }
                     } else {
                         b.push(m, counted);
@@ -148,7 +148,7 @@ fn item(line: usize, p: &Value, time: Option<f64>, b: &mut Builder, st: &mut Sta
                 }
                 other => {
                     if counted {
-                        b.skip();
+                        b.skip(other.unwrap_or("message"));
                     }
                     b.warn(line, format!("message with unknown role {other:?}; ignored"));
                 }

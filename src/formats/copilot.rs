@@ -1,13 +1,16 @@
 //! GitHub Copilot CLI events JSONL: `{type, data, id, timestamp, parentId}`. Messages come from
-//! `system.message`, `user.message` and `assistant.message` (text, reasoning, `toolRequests`);
-//! results from `tool.execution_complete`; notifications the model reads become user messages.
+//! `system.message`, `user.message` (its `transformedContent`: what the model received; the
+//! user's own `content` is kept as `userContent`) and `assistant.message` (text, reasoning,
+//! `toolRequests`, `outputTokens`); results from `tool.execution_complete`; notifications the
+//! model reads become user messages. `assistant.usage` gives the previous answer its usage;
+//! `session.shutdown`'s per-model totals become `stats.usage`.
 
 use serde_json::{Map, Value};
 
 use super::build::{error, model_ref, Builder, Outcome};
 use super::content::{output_text, parse_args, str_field, text_of, time_of};
 use super::Record;
-use crate::message::Role;
+use crate::message::{Role, Usage};
 
 pub fn import(records: &[Record], b: &mut Builder) {
     b.count_each_call();
@@ -25,8 +28,47 @@ pub fn import(records: &[Record], b: &mut Builder) {
             Some("user.message") => {
                 b.record();
                 let mut m = b.message(str_field(v, "id"), Role::User, time);
-                Builder::text(&mut m, text_of(data.get("content").unwrap_or(&Value::Null)), false);
+                let own = text_of(data.get("content").unwrap_or(&Value::Null));
+                match data.get("transformedContent").map(text_of).filter(|t| !t.trim().is_empty()) {
+                    Some(seen) => {
+                        if seen != own {
+                            m.extra.insert("userContent".into(), Value::String(own));
+                        }
+                        Builder::text(&mut m, seen, false);
+                    }
+                    None => Builder::text(&mut m, own, false),
+                }
                 b.push_nonempty(m);
+            }
+            Some("assistant.usage") => {
+                let n = |k: &str| data.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+                match b.last_assistant() {
+                    Some(mi) if n("inputTokens") + n("outputTokens") > 0 => {
+                        b.messages[mi].tokens = Some(Usage {
+                            input: n("inputTokens"),
+                            output: n("outputTokens"),
+                            cache_read: Some(n("cacheReadTokens")).filter(|&c| c > 0),
+                            cache_write: Some(n("cacheWriteTokens")).filter(|&c| c > 0),
+                            ..Usage::default()
+                        });
+                    }
+                    _ => b.omit("assistant.usage"),
+                }
+            }
+            Some("session.shutdown") => {
+                let mut total = Usage::default();
+                for m in data.get("modelMetrics").and_then(Value::as_object).into_iter().flat_map(|o| o.values()) {
+                    let u = m.get("usage").unwrap_or(m);
+                    let n = |k: &str| u.get(k).and_then(Value::as_f64).unwrap_or(0.0).max(0.0) as u64;
+                    total.input += n("inputTokens");
+                    total.output += n("outputTokens");
+                    total.cache_read = Some(total.cache_read.unwrap_or(0) + n("cacheReadTokens"));
+                    total.cache_write = Some(total.cache_write.unwrap_or(0) + n("cacheWriteTokens"));
+                }
+                if total.input + total.output > 0 {
+                    b.stats.usage = Some(total);
+                }
+                b.omit("session.shutdown");
             }
             Some("system.notification") => {
                 let mut m = b.message(str_field(v, "id"), Role::User, time);
@@ -45,6 +87,10 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 Builder::text(&mut m, text_of(data.get("content").unwrap_or(&Value::Null)), false);
                 if let Some(model) = str_field(data, "model") {
                     m.model = model_ref("github-copilot", model);
+                }
+                // Output tokens alone are no context size: kept as reported, until `assistant.usage`.
+                if let Some(out) = data.get("outputTokens").filter(|o| o.is_number()) {
+                    m.extra.insert("outputTokens".into(), out.clone());
                 }
                 let mi = b.push(m, true);
                 for t in data.get("toolRequests").and_then(Value::as_array).into_iter().flatten() {
@@ -76,7 +122,7 @@ pub fn import(records: &[Record], b: &mut Builder) {
                     b.messages[mi].error = Some(error("MessageAbortedError", reason));
                 }
             }
-            Some(_) => {}
+            Some(other) => b.omit(other),
             None => b.warn(r.line, "a record without `type`; ignored"),
         }
     }

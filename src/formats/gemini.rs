@@ -81,7 +81,7 @@ pub fn import(records: &[Record], b: &mut Builder) {
                         b.result(r.line, id, Some(name), outcome);
                     }
                 }
-                _ => b.skip(),
+                other => b.skip(other.unwrap_or("message")),
             }
         }
     }

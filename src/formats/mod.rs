@@ -102,7 +102,7 @@ pub struct Warning {
 
 /// How the source's records became messages. Always
 /// `messages = records − skipped − offBranch − merged + added`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ImportStats {
     /// Conversation records in the source, every branch included (what the format calls a message:
@@ -122,6 +122,13 @@ pub struct ImportStats {
     /// Messages made without a record of their own: compaction requests, kept copies after a
     /// Codex compaction, answers for results whose call is missing, notifications.
     pub added: usize,
+    /// What the import left out, by the source's record type (`file-history-snapshot`,
+    /// `hook.start`, `StateChange`, `exit` ...): the skipped records and the lines outside the
+    /// conversation (metadata, UI events, hooks), each counted once.
+    pub omitted: std::collections::BTreeMap<String, usize>,
+    /// Token usage the source reports for the whole session (Copilot CLI's shutdown totals).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::message::Usage>,
 }
 
 /// The result of an import.

@@ -81,9 +81,9 @@ impl Chat {
                     b.result(line, id, str_field(v, "name"), result(content));
                 }
             }
-            "exit" => b.skip(),
+            "exit" => b.skip("exit"),
             other => {
-                b.skip();
+                b.skip(other);
                 b.warn(line, format!("message with unknown role {other:?}; ignored"));
             }
         }

@@ -24,7 +24,7 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 Some("assistant") => Role::Assistant,
                 Some("system") => Role::System,
                 other => {
-                    b.skip();
+                    b.skip(other.unwrap_or("message"));
                     b.warn(r.line, format!("messages[{i}]: unknown role {other:?}; ignored"));
                     continue;
                 }

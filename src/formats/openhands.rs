@@ -53,19 +53,29 @@ pub fn import(records: &[Record], b: &mut Builder) {
     }
 }
 
+/// The event's id as a message id (OpenHands ids are numbers in V0, strings in V1).
+fn event_id(e: &Value) -> Option<String> {
+    match e.get("id")? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
 fn assistant_for(
     b: &mut Builder,
     st: &mut State,
     response: Option<&str>,
     text: &str,
     time: Option<f64>,
+    id: Option<&str>,
 ) -> (usize, bool) {
     if let (Some(resp), Some((mi, prev))) = (response, &st.response) {
         if resp == prev && b.last_assistant() == Some(*mi) {
             return (*mi, false);
         }
     }
-    let mut m = b.message(None, Role::Assistant, time);
+    let mut m = b.message(id, Role::Assistant, time);
     Builder::text(&mut m, text, false);
     let mi = b.push(m, true);
     st.response = response.map(|r| (mi, r.to_string()));
@@ -82,7 +92,7 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
             ("message", None) => {
                 let text = str_field(args, "content").or_else(|| str_field(e, "message")).unwrap_or("");
                 let role = if source == "user" { Role::User } else { Role::Assistant };
-                let mut m = b.message(None, role, time);
+                let mut m = b.message(event_id(e).as_deref(), role, time);
                 Builder::text(&mut m, text, false);
                 for url in args.get("image_urls").and_then(Value::as_array).into_iter().flatten() {
                     if let Some(u) = url.as_str() {
@@ -93,7 +103,7 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 b.push_nonempty(m);
             }
             ("system", None) => {
-                let mut m = b.message(None, Role::System, time);
+                let mut m = b.message(event_id(e).as_deref(), Role::System, time);
                 Builder::text(&mut m, str_field(args, "content").unwrap_or(""), false);
                 b.push_nonempty(m);
             }
@@ -108,7 +118,7 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                     .filter(|t| !t.is_empty())
                     .or_else(|| str_field(args, "thought").map(str::to_string))
                     .unwrap_or_default();
-                let (mi, fresh) = assistant_for(b, st, str_field(resp, "id"), &text, time);
+                let (mi, fresh) = assistant_for(b, st, str_field(resp, "id"), &text, time, event_id(e).as_deref());
                 if fresh {
                     chat_response(&mut b.messages[mi], resp);
                 } else {
@@ -127,7 +137,7 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 let name = str_field(tcm, "function_name").unwrap_or(action);
                 b.tool_call(mi, call_id, name, input);
             }
-            _ => b.skip(),
+            _ => b.skip(action),
         }
         return;
     }
@@ -140,18 +150,18 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 let outcome = if obs == "error" { Outcome::Err(content) } else { Outcome::text(content) };
                 b.result(line, call_id, str_field(tcm, "function_name"), outcome);
             }
-            None => b.skip(),
+            None => b.skip(obs),
         }
         return;
     }
-    b.skip();
+    b.skip("event");
 }
 
 fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
     let time = time_of(e.get("timestamp"));
     match str_field(e, "kind") {
         Some("SystemPromptEvent") => {
-            let mut m = b.message(None, Role::System, time);
+            let mut m = b.message(event_id(e).as_deref(), Role::System, time);
             let text = e
                 .get("system_prompt")
                 .map(|p| match p {
@@ -169,14 +179,21 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 Some("system") => Role::System,
                 _ => Role::User,
             };
-            let mut m = b.message(None, role, time);
+            let mut m = b.message(event_id(e).as_deref(), role, time);
             content(&mut m, msg.get("content"));
+            // Context the agent added to the message the model read (microagent knowledge, ...).
+            for extra in e.get("extended_content").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(t) = super::content::block_text(extra).filter(|t| !t.trim().is_empty()) {
+                    Builder::text(&mut m, t, true);
+                }
+            }
             st.response = None;
             b.push_nonempty(m);
         }
         Some("ActionEvent") => {
             let thought = e.get("thought").map(text_of).unwrap_or_default();
-            let (mi, fresh) = assistant_for(b, st, str_field(e, "llm_response_id"), &thought, time);
+            let id = event_id(e);
+            let (mi, fresh) = assistant_for(b, st, str_field(e, "llm_response_id"), &thought, time, id.as_deref());
             if !fresh {
                 b.merged();
             }
@@ -188,7 +205,7 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
         Some("ObservationEvent") => {
             b.merged();
             let obs = e.get("observation").unwrap_or(&Value::Null);
-            let text = obs.get("content").map(text_of).unwrap_or_default();
+            let text = observation_text(obs);
             let outcome = if obs.get("is_error").and_then(Value::as_bool) == Some(true) {
                 Outcome::Err(text)
             } else {
@@ -203,8 +220,34 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
             b.result(line, str_field(e, "tool_call_id").unwrap_or(""), str_field(e, "tool_name"), Outcome::Err(text));
         }
         Some("Condensation") => condensation(line, e, time, b, st),
-        _ => b.skip(),
+        other => b.skip(other.unwrap_or("event")),
     }
+}
+
+/// What the model read of a V1 observation: for a terminal command, the output between the
+/// shell's prefix and suffix, then the working directory, the interpreter and the exit-code line;
+/// an error starts with the SDK's error header.
+fn observation_text(obs: &Value) -> String {
+    let mut text = obs.get("content").map(text_of).unwrap_or_default();
+    if matches!(str_field(obs, "kind"), Some("TerminalObservation" | "ExecuteBashObservation")) {
+        let meta = obs.get("metadata").unwrap_or(&Value::Null);
+        let field = |k: &str| str_field(meta, k).filter(|s| !s.is_empty());
+        text = format!("{}{text}{}", field("prefix").unwrap_or(""), field("suffix").unwrap_or(""));
+        if let Some(dir) = field("working_dir") {
+            text.push_str(&format!("\n[Current working directory: {dir}]"));
+        }
+        if let Some(py) = field("py_interpreter_path") {
+            text.push_str(&format!("\n[Python interpreter: {py}]"));
+        }
+        let code = meta.get("exit_code").or_else(|| obs.get("exit_code")).and_then(Value::as_i64).unwrap_or(-1);
+        if code != -1 {
+            text.push_str(&format!("\n[Command finished with exit code {code}]"));
+        }
+    }
+    if obs.get("is_error").and_then(Value::as_bool) == Some(true) {
+        text = format!("[An error occurred during execution.]\n{text}");
+    }
+    text
 }
 
 fn content(m: &mut Message, c: Option<&Value>) {
@@ -258,7 +301,7 @@ fn condensation(line: usize, args: &Value, time: Option<f64>, b: &mut Builder, s
     forgotten.sort_unstable();
     forgotten.dedup();
     let (Some(&first), Some(&last)) = (forgotten.first(), forgotten.last()) else {
-        b.skip();
+        b.skip("Condensation");
         b.warn(line, "a condensation whose forgotten events are unknown; ignored");
         return;
     };

@@ -107,7 +107,7 @@ pub fn import(records: &[Record], b: &mut Builder) {
                     extra,
                 );
             }
-            _ => {}
+            other => b.omit(other.unwrap_or("")),
         }
     }
 }

@@ -508,3 +508,125 @@ fn results_without_calls_and_repeated_results_are_kept_safe() {
     let all: Vec<&crate::message::Message> = imp.messages.iter().collect();
     check_all(&all, "orphans");
 }
+
+/// The tool part answering `call`.
+fn tool_of<'a>(msgs: &'a [crate::message::Message], call: &str) -> &'a crate::message::ToolPart {
+    msgs.iter()
+        .flat_map(|m| &m.parts)
+        .find_map(|p| match p {
+            Part::Tool(t) if t.call_id == call => Some(t),
+            _ => None,
+        })
+        .unwrap()
+}
+
+fn identity_holds(imp: &Imported) {
+    let s = &imp.stats;
+    assert_eq!(imp.messages.len(), s.records - s.skipped - s.off_branch - s.merged + s.added, "{s:?}");
+}
+
+#[test]
+fn openhands_v1_terminal_observations_read_as_the_model_read_them_with_event_ids() {
+    let ev = json!([
+        {"id": "evt-sys", "timestamp": "2025-06-01T10:00:00", "source": "agent", "kind": "SystemPromptEvent", "system_prompt": {"type": "text", "text": "You are OpenHands agent."}, "tools": []},
+        {"id": "evt-u1", "timestamp": "2025-06-01T10:00:01", "source": "user", "kind": "MessageEvent",
+         "llm_message": {"role": "user", "content": [{"type": "text", "text": "Run the tests in /workspace/app"}]},
+         "extended_content": [{"type": "text", "text": "<EXTRA_INFO>\nThe repository uses pytest.\n</EXTRA_INFO>"}]},
+        {"id": "evt-a1", "timestamp": "2025-06-01T10:00:02", "source": "agent", "kind": "ActionEvent", "thought": [{"type": "text", "text": "Running pytest."}],
+         "action": {"kind": "TerminalAction", "command": "pytest -q"}, "tool_name": "terminal", "tool_call_id": "call_1",
+         "tool_call": {"id": "call_1", "name": "terminal", "arguments": "{\"command\": \"pytest -q\"}"}, "llm_response_id": "resp-1"},
+        {"id": "evt-o1", "timestamp": "2025-06-01T10:00:04", "source": "environment", "kind": "ObservationEvent", "tool_name": "terminal", "tool_call_id": "call_1", "action_id": "evt-a1",
+         "observation": {"kind": "TerminalObservation", "content": [{"type": "text", "text": "3 passed in 0.12s"}], "is_error": false, "command": "pytest -q", "exit_code": 0, "timeout": false,
+           "metadata": {"exit_code": 0, "pid": -1, "username": "openhands", "hostname": "sandbox", "working_dir": "/workspace/app", "py_interpreter_path": "/usr/bin/python", "prefix": "", "suffix": "\n[The command completed with exit code 0.]"}}},
+        {"id": "evt-a2", "timestamp": "2025-06-01T10:00:05", "source": "agent", "kind": "ActionEvent", "thought": [],
+         "action": {"kind": "TerminalAction", "command": "npm run build"}, "tool_name": "terminal", "tool_call_id": "call_2",
+         "tool_call": {"id": "call_2", "name": "terminal", "arguments": "{\"command\": \"npm run build\"}"}, "llm_response_id": "resp-2"},
+        {"id": "evt-o2", "timestamp": "2025-06-01T10:00:06", "source": "environment", "kind": "ObservationEvent", "tool_name": "terminal", "tool_call_id": "call_2", "action_id": "evt-a2",
+         "observation": {"kind": "TerminalObservation", "content": [{"type": "text", "text": ""}], "is_error": true, "command": "npm run build", "exit_code": -1, "timeout": false,
+           "metadata": {"exit_code": -1, "pid": -1, "working_dir": "/workspace/app", "py_interpreter_path": null,
+             "prefix": "[Previous command still running. You cannot send a new command until it completes or times out.]\n", "suffix": ""}}},
+        {"id": "evt-st", "timestamp": "2025-06-01T10:00:07", "source": "environment", "kind": "ConversationStateUpdateEvent", "key": "execution_status", "value": "finished"}
+    ]);
+    let imp = import_transcript(&ev.to_string(), None).unwrap();
+    assert_eq!(imp.format, OpenHands);
+    let ids: Vec<&str> = imp.messages.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["evt-sys", "evt-u1", "evt-a1", "evt-a2"]);
+    assert_eq!(texts(&imp.messages[1]), ["Run the tests in /workspace/app", "<EXTRA_INFO>\nThe repository uses pytest.\n</EXTRA_INFO>"]);
+    let ToolState::Completed { output, .. } = &tool_of(&imp.messages, "call_1").state else { panic!() };
+    assert_eq!(
+        output,
+        "3 passed in 0.12s\n[The command completed with exit code 0.]\n[Current working directory: /workspace/app]\n[Python interpreter: /usr/bin/python]\n[Command finished with exit code 0]"
+    );
+    let ToolState::Error { error, .. } = &tool_of(&imp.messages, "call_2").state else { panic!() };
+    assert_eq!(
+        error,
+        "[An error occurred during execution.]\n[Previous command still running. You cannot send a new command until it completes or times out.]\n\n[Current working directory: /workspace/app]"
+    );
+    assert_eq!(imp.stats.omitted.get("ConversationStateUpdateEvent"), Some(&1));
+    identity_holds(&imp);
+}
+
+#[test]
+fn claude_code_microcompact_boundaries_clear_results_and_attachments_are_kept() {
+    let lines = [
+        json!({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}}),
+        json!({"type": "user", "uuid": "u1", "parentUuid": null, "timestamp": "2025-06-01T10:00:00Z", "message": {"role": "user", "content": "Read the config and fix the port"}}),
+        json!({"type": "assistant", "uuid": "a1", "parentUuid": "u1", "timestamp": "2025-06-01T10:00:01Z", "message": {"id": "msg_1", "role": "assistant", "stop_reason": "tool_use",
+            "content": [{"type": "tool_use", "id": "toolu_1", "name": "Read", "input": {"file_path": "/app/config.yml"}}]}}),
+        json!({"type": "user", "uuid": "r1", "parentUuid": "a1", "timestamp": "2025-06-01T10:00:02Z", "message": {"role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "port: 8080\nhost: 0.0.0.0\n".repeat(40)}]}}),
+        json!({"type": "attachment", "uuid": "att1", "parentUuid": "r1", "timestamp": "2025-06-01T10:00:03Z",
+            "attachment": {"type": "hook_additional_context", "hookName": "PostToolUse:Read", "content": ["Config files are generated: edit config.src.yml instead."]}}),
+        json!({"type": "attachment", "uuid": "att2", "parentUuid": "att1", "timestamp": "2025-06-01T10:00:03Z", "attachment": {"type": "goal_status", "met": false}}),
+        json!({"type": "system", "subtype": "microcompact_boundary", "uuid": "mc1", "parentUuid": "att2", "timestamp": "2025-06-01T10:05:00Z",
+            "content": "Context microcompacted", "level": "info", "isMeta": false,
+            "microcompactMetadata": {"trigger": "auto", "preTokens": 91234, "tokensSaved": 812, "compactedToolIds": ["toolu_1"], "clearedAttachmentUUIDs": []}}),
+        json!({"type": "assistant", "uuid": "a2", "parentUuid": "mc1", "timestamp": "2025-06-01T10:05:01Z", "message": {"id": "msg_2", "role": "assistant", "stop_reason": "end_turn",
+            "content": [{"type": "text", "text": "I'll edit config.src.yml."}]}}),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    assert_eq!(imp.format, ClaudeCode);
+    let read = tool_of(&imp.messages, "toolu_1");
+    assert!(read.is_pruned(), "the result Claude Code cleared reads as cleared");
+    let att = imp.messages.iter().find(|m| m.id == "att1").unwrap();
+    assert_eq!(texts(att), ["<system-reminder>\nConfig files are generated: edit config.src.yml instead.\n</system-reminder>"]);
+    assert_eq!(imp.stats.omitted.get("file-history-snapshot"), Some(&1));
+    assert_eq!(imp.stats.omitted.get("system:microcompact_boundary"), Some(&1));
+    assert_eq!(imp.stats.omitted.get("attachment:goal_status"), Some(&1));
+    identity_holds(&imp);
+}
+
+#[test]
+fn copilot_cli_keeps_what_the_model_received_and_the_usage() {
+    let lines = [
+        json!({"type": "session.start", "id": "e0", "timestamp": "2025-06-01T10:00:00Z", "parentId": null, "data": {"sessionId": "s", "copilotVersion": "0.0.340"}}),
+        json!({"type": "user.message", "id": "e1", "timestamp": "2025-06-01T10:00:01Z", "parentId": "e0", "data": {
+            "content": "fix the flaky test", "attachments": [],
+            "transformedContent": "<current_datetime>2025-06-01T10:00:01Z</current_datetime>\n\nfix the flaky test\n\n<reminder>Use the report_intent tool.</reminder>"}}),
+        json!({"type": "hook.start", "id": "e2", "timestamp": "2025-06-01T10:00:01Z", "parentId": "e1", "data": {"hookType": "preToolUse"}}),
+        json!({"type": "assistant.message", "id": "e3", "timestamp": "2025-06-01T10:00:03Z", "parentId": "e2", "data": {
+            "messageId": "m1", "content": "Looking at the test.", "model": "claude-sonnet-4.5", "outputTokens": 42,
+            "toolRequests": [{"toolCallId": "tc1", "name": "bash", "arguments": {"command": "npm test"}}]}}),
+        json!({"type": "assistant.usage", "id": "e4", "timestamp": "2025-06-01T10:00:03Z", "parentId": "e3", "data": {
+            "model": "claude-sonnet-4.5", "inputTokens": 15210, "outputTokens": 42, "cacheReadTokens": 12000, "cacheWriteTokens": 3000}}),
+        json!({"type": "tool.execution_complete", "id": "e5", "timestamp": "2025-06-01T10:00:09Z", "parentId": "e4", "data": {
+            "toolCallId": "tc1", "success": true, "result": {"content": "1 failing"}}}),
+        json!({"type": "session.shutdown", "id": "e6", "timestamp": "2025-06-01T10:10:00Z", "parentId": "e5", "data": {
+            "shutdownType": "routine", "modelMetrics": {"claude-sonnet-4.5": {"requests": {"count": 3, "cost": 3},
+              "usage": {"inputTokens": 45000, "outputTokens": 900, "cacheReadTokens": 30000, "cacheWriteTokens": 6000}}}}}),
+    ];
+    let imp = import_transcript(&jsonl(&lines), None).unwrap();
+    assert_eq!(imp.format, CopilotCli);
+    let user = &imp.messages[0];
+    assert!(texts(user)[0].starts_with("<current_datetime>"), "what the model received");
+    assert_eq!(user.extra.get("userContent"), Some(&json!("fix the flaky test")));
+    let answer = &imp.messages[1];
+    let u = answer.tokens.as_ref().unwrap();
+    assert_eq!((u.input, u.output, u.cache_read, u.cache_write), (15210, 42, Some(12000), Some(3000)));
+    assert_eq!(answer.extra.get("outputTokens"), Some(&json!(42)));
+    let total = imp.stats.usage.as_ref().unwrap();
+    assert_eq!((total.input, total.output, total.cache_read), (45000, 900, Some(30000)));
+    assert_eq!(imp.stats.omitted.get("hook.start"), Some(&1));
+    assert_eq!(imp.stats.omitted.get("session.start"), Some(&1));
+    identity_holds(&imp);
+}

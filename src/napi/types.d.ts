@@ -335,6 +335,10 @@ export interface ImportStats {
   merged: number
   /** Messages with no record of their own (compaction requests, kept copies, notifications). */
   added: number
+  /** What the import left out, by the source's record type: skipped records and lines outside the conversation. */
+  omitted: Record<string, number>
+  /** Token usage the source reports for the whole session (Copilot CLI's shutdown totals). */
+  usage?: Usage
 }
 
 export interface ImportResult {

@@ -356,13 +356,13 @@ fn microcompact_stubs_rereads_duplicates_and_stale_reads_and_counts_each_rule() 
     let mut h = History::from_messages(msgs.clone(), opts.clone(), &|| false).unwrap();
     let before = h.usage().tokens;
     let out = h.prune();
-    assert_eq!(out.message_ids, ["r1", "r2", "g1"], "{out:?}");
+    assert_eq!(out.message_ids, ["g1", "r2", "r1"], "newest first: {out:?}");
     let rules: Vec<_> = out.rules.iter().map(|(r, c)| (*r, c.parts)).collect();
     use crate::policy::Rule;
     assert_eq!(rules, [(Rule::Duplicate, 1), (Rule::Reread, 1), (Rule::Stale, 1)]);
-    assert_eq!(out.stubs[0].as_deref(), Some("[Unchanged: same content as the later read of a.rs (call r3-call)]"));
+    assert_eq!(out.stubs[2].as_deref(), Some("[Unchanged: same content as the later read of a.rs (call r3-call)]"));
     assert_eq!(out.stubs[1].as_deref(), Some("[Stale: b.rs was modified after this read; read it again for its current content]"));
-    assert_eq!(out.stubs[2].as_deref(), Some("[Same output as the later bash call g2-call]"));
+    assert_eq!(out.stubs[0].as_deref(), Some("[Same output as the later bash call g2-call]"));
     assert_eq!(h.usage().tokens, before - out.tokens_freed);
     let text = serde_json::to_string(&h.to_model_messages(&Default::default())).unwrap();
     assert!(text.contains("[Unchanged: same content as the later read of a.rs (call r3-call)]"));
