@@ -81,6 +81,14 @@ export interface CompactionConfig {
   toolOutputMaxChars?: number
   /** Fixed token cost of an image or PDF (default 1200). */
   imageTokens?: number
+  /** Replace credentials and high-entropy strings by `[REDACTED:<kind>]` in what a summarizer reads (default true). */
+  redactSecrets?: boolean
+  /** Prune: an output identical to a later one becomes a stub pointing at it (default false). */
+  pruneDuplicates?: boolean
+  /** Prune: an older read of a file whose later read returned the same content becomes a stub (default false). */
+  pruneRereads?: boolean
+  /** Prune: an older read of a file modified afterwards is marked stale, its content cleared (default false). */
+  pruneStaleReads?: boolean
 }
 
 export type TokenizerName = 'o200k' | 'cl100k' | 'estimate'
@@ -139,18 +147,87 @@ export interface PrepareOptions {
   protectSystem?: boolean
 }
 
-/** What the offline summary is built from. */
+/** Commands run with the same program, counted. */
+export interface CommandGroup {
+  /** The program (`cargo test`, `grep`): the first word, with the subcommand for tools that have them. */
+  program: string
+  count: number
+  /** The newest command of the group, as run. */
+  last: string
+}
+
+/** The newest error, and whether a later run of the same thing succeeded. */
+export interface LastError {
+  /** The line that identifies it (`error[E0425]: cannot find value`). */
+  text: string
+  /** The tool, and the command or file it ran on: `bash: cargo test`. */
+  source: string
+  resolved: boolean
+}
+
+/** What a summary is built from, collected natively (the extractive summarizer renders it). */
 export interface Facts {
-  /** Every user message's text, oldest first (the first is the original request). */
+  /** Every user message's own text (injected instructions and notices left out), oldest first. */
   userMessages: string[]
   /** Shell commands run, newest last. */
   commands: string[]
-  /** The latest tool and answer errors, newest last. */
+  /** The commands grouped by program, in order of their newest run. */
+  commandGroups: CommandGroup[]
+  /** The latest tool and answer errors (a failing command's identifying line), newest last. */
   errors: string[]
+  lastError?: LastError
   /** Tool calls that never finished: `tool(input)`. */
   openToolCalls: string[]
   /** The last thing the assistant said. */
   lastAssistantText?: string
+  /** The user's constraints, verbatim sentences, oldest first. */
+  constraints: string[]
+  /** URLs, ticket ids, commit shas and branch names the user or the tools gave, oldest first. */
+  identifiers: string[]
+  /** Decisions the assistant stated, newest last. */
+  decisions: string[]
+  /** The newest request in the whole context, verbatim. */
+  latestRequest?: string
+  /** The latest request is in the messages kept after the summary, not in what it summarizes. */
+  latestRequestKept: boolean
+}
+
+/** What a fact is: checked by the loss audit in this order of importance. */
+export type FactKind = 'request' | 'constraint' | 'error' | 'modifiedFile' | 'pin' | 'identifier' | 'readFile'
+
+/** One thing a summary must keep, verbatim. */
+export interface Fact {
+  kind: FactKind
+  text: string
+  /** For an error: whether a later run of the same thing succeeded. */
+  resolved?: boolean
+  /** For a pin: the user's note. */
+  note?: string
+}
+
+/** The loss audit: facts the summary or the kept messages hold, facts restored, facts a budget forced out. */
+export interface Audit {
+  kept: Fact[]
+  restored: Fact[]
+  dropped: Array<{ fact: Fact; reason: string }>
+  /** The "## Preserved" section restoring `restored` verbatim (absent when nothing is restored). */
+  section?: string
+}
+
+/** A pinned message or text: kept verbatim through every compaction. */
+export interface Pin {
+  id: string
+  /** The pinned message (absent for a pinned text). */
+  messageID?: string
+  /** What is kept: the text, or what the model reads of the message. */
+  text: string
+  note?: string
+}
+
+/** The context's size now and after a compaction, both counted locally. */
+export interface CompactionPreview {
+  tokensBefore: number
+  tokensAfter: number
 }
 
 /** What `prepareCompaction` decided, and the summarizer's input. Pass it back to `applyCompaction`. */
@@ -176,14 +253,20 @@ export interface CompactionPlan {
   /** Output tokens the summary may use. */
   summaryBudget: number
   facts: Facts
+  /** What the summary must keep: the previous compaction's facts carried over, and this one's. */
+  keep: Fact[]
   auto: boolean
   overflow: boolean
   /** The newest user message that is not a compaction request. */
   lastUserID?: string
+  /** Secrets replaced by `[REDACTED:<kind>]` in what the summarizer reads. */
+  redacted: number
 }
 
 export interface SummaryInput {
   text: string
+  /** The loss audit's result, recorded in the compaction part (without its section). */
+  audit?: Audit
   usage?: Usage
   finish?: string
   model?: { providerID: string; modelID: string }
@@ -252,6 +335,10 @@ export interface ImportStats {
   merged: number
   /** Messages with no record of their own (compaction requests, kept copies, notifications). */
   added: number
+  /** What the import left out, by the source's record type: skipped records and lines outside the conversation. */
+  omitted: Record<string, number>
+  /** Token usage the source reports for the whole session (Copilot CLI's shutdown totals). */
+  usage?: Usage
 }
 
 export interface ImportResult {
@@ -362,6 +449,17 @@ export declare class Session {
   isOverflow(): boolean
   /** Clears old tool output (opencode's prune); idempotent. */
   prune(): PruneResult
+  /**
+   * Pins a message: what the model reads of it stays verbatim through every compaction (in
+   * the summary's Preserved section, within its budget). `CF_NOT_FOUND` for an unknown id.
+   */
+  pin(messageId: string, options?: { note?: string }): Pin
+  /** Pins a text: kept verbatim through every compaction, like a pinned message. */
+  pinText(text: string, options?: { note?: string }): Pin
+  /** Removes a pin, by its id or the pinned message's id; false when there was none. */
+  unpin(id: string): boolean
+  /** The pins, oldest first. */
+  pins(): Pin[]
   /** Turns of the context (indices into `context()`). */
   turns(): Array<Turn>
   /** Where the verbatim tail would start if the session were compacted now. */
@@ -379,6 +477,17 @@ export declare class Session {
   prepareCompaction(options?: PrepareOptions): CompactionPlan | null
   /** `prepareCompaction` off the JS thread; abortable. */
   prepareCompactionAsync(options?: PrepareOptions, signal?: AbortSignal): Promise<CompactionPlan | null>
+  /**
+   * The loss audit of a summary for `plan`: which of `plan.keep` the summary (the text to be
+   * stored) and the messages the compaction keeps hold, and a `section` restoring the others
+   * verbatim (append it to the summary). Changes nothing.
+   */
+  auditCompaction(plan: CompactionPlan, summary: string): Audit
+  /**
+   * The context's size now and after recording `summary` for `plan` (and `following`, the
+   * message appended after it), both counted locally. Changes nothing.
+   */
+  previewCompaction(plan: CompactionPlan, summary: string, following?: string): CompactionPreview
   /**
    * Records a compaction: appends the request (a user message whose `compaction` part names the
    * hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
@@ -406,7 +515,12 @@ export declare class SessionStore {
   /** Records the new version of a message (`CF_NOT_FOUND` if the file has no such id). */
   update(message: Message): void
   /** Records a prune, as `Session.prune()` returned it. */
-  prune(result: Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'>): void
+  prune(result: Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }): void
+  /**
+   * Records the session's pins as they stand (pass `session.pins()` after each change); a
+   * load restores the last ones recorded.
+   */
+  pins(pins: Pin[]): void
   /** Syncs what was written (`batch` durability; nothing to do with `entry`). */
   flush(): void
   /** Flushes and releases the lock; the store cannot be used afterwards (`CF_STORE_CLOSED`). */
@@ -497,6 +611,29 @@ export interface PruneResult {
   tokensFreed: number
   /** The mark written to each pruned output's `compactedAt`. */
   compactedAt: number
+  /**
+   * For each pruned part, the stub a microcompact rule put in its place (`null`: cleared by
+   * age); pass it on to `SessionStore.prune` so a load shows the same.
+   */
+  stubs: Array<string | null>
+  /** Parts and tokens each rule cleared: `age`, `duplicate`, `reread`, `stale`. */
+  rules: PruneRules
+}
+
+export interface PruneRules {
+  /** Old output cleared by age (opencode's prune). */
+  age: RuleCount
+  /** Outputs identical to a later one. */
+  duplicate: RuleCount
+  /** Reads whose later read returned the same content. */
+  reread: RuleCount
+  /** Reads of a file modified afterwards. */
+  stale: RuleCount
+}
+
+export interface RuleCount {
+  parts: number
+  tokens: number
 }
 
 /** Where the verbatim tail starts in `messages` (pass `filterCompacted` output). */

@@ -1,5 +1,5 @@
 // The context budget the model can see: the AI SDK tool (ai v5, MockLanguageModelV2) and the notices.
-import { asSchema, generateText } from 'ai'
+import { asSchema, generateText, jsonSchema } from 'ai'
 import { MockLanguageModelV2 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
 
@@ -10,7 +10,7 @@ describe('contextBudgetTool', () => {
   it('is a tool the AI SDK runs: no input, the budget as its result', async () => {
     const s = new Session(options())
     s.append(user('u1', 'hello '.repeat(500)))
-    const tool = contextBudgetTool(s)
+    const tool = contextBudgetTool(s, jsonSchema)
     expect(asSchema(tool.inputSchema).jsonSchema).toEqual({ type: 'object', properties: {}, additionalProperties: false })
     const usage = { inputTokens: 10, outputTokens: 1, totalTokens: 11 }
     let call = 0
@@ -33,7 +33,7 @@ describe('budgetNotices', () => {
     const s = new Session(options())
     const notices = budgetNotices(s)
     expect(notices.next()).toBeUndefined()
-    s.append(user('u1', 'word '.repeat(12_000)))
+    s.append(user('u1', 'word '.repeat(14_000)))
     const pct = s.usage().tokens / s.usage().usable
     const first = notices.next()
     expect(pct).toBeGreaterThanOrEqual(0.5)

@@ -157,3 +157,44 @@ describe('a compaction never makes the context larger', () => {
     expect(s.messages()).toEqual(before)
   })
 })
+
+describe('microcompact prune rules', () => {
+  it('stub re-reads, duplicates and stale reads, count each rule, and survive the store', () => {
+    const body = (s: string) => `${s}\n${'line of the file\n'.repeat(60)}`
+    const read = (id: string, path: string, out: string, name = 'read') =>
+      assistant(id, [tool(name, { status: 'completed', input: { filePath: path }, output: out })])
+    const msgs = [
+      user('u1', 'start'),
+      read('r1', 'a.rs', body('A')),
+      read('r2', 'b.rs', body('B')),
+      read('e1', 'b.rs', 'ok', 'edit'),
+      read('r3', 'a.rs', body('A')),
+      user('u2', 'next'),
+      assistant('x', 'ok'),
+      user('u3', 'last'),
+    ]
+    const dir = mkdtempSync(join(tmpdir(), 'cf-micro-'))
+    dirs.push(dir)
+    const opts = options({ pruneRereads: true, pruneStaleReads: true, pruneDuplicates: true })
+    const store = SessionStore.open(join(dir, 's.jsonl'), { session: opts })
+    const s = store.load()
+    for (const m of msgs) {
+      s.append(m)
+      store.append(m)
+    }
+    const before = s.usage().tokens
+    const result = s.prune()
+    expect(result.messageIDs).toEqual(['r2', 'r1'])
+    expect(result.rules.reread.parts).toBe(1)
+    expect(result.rules.stale.parts).toBe(1)
+    expect(result.rules.age.parts).toBe(0)
+    expect(result.rules.reread.tokens + result.rules.stale.tokens).toBe(result.tokensFreed)
+    expect(s.usage().tokens).toBe(before - result.tokensFreed)
+    expect(result.stubs[1]).toMatch(/^\[Unchanged: same content as the later read of a\.rs \(call /)
+    store.prune(result)
+    store.close()
+    const again = SessionStore.open(join(dir, 's.jsonl'), { readOnly: true }).load()
+    expect(JSON.stringify(again.toModelMessages())).toEqual(JSON.stringify(s.toModelMessages()))
+    expect(JSON.stringify(s.toModelMessages())).toContain('[Stale: b.rs was modified after this read')
+  })
+})

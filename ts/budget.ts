@@ -27,37 +27,28 @@ export function contextBudget(session: Session): ContextBudget {
   }
 }
 
-const EMPTY_OBJECT = { type: 'object', properties: {}, additionalProperties: false } as const
+/** The tool's input schema: an object without properties (it takes no input). */
+export const BUDGET_INPUT_SCHEMA = { type: 'object', properties: {}, additionalProperties: false } as const
 
-/**
- * The AI SDK's schema marker (`jsonSchema()` builds the same object): a global symbol, so the tool
- * is recognised without importing `ai` here.
- */
-const SCHEMA = Symbol.for('vercel.ai.schema')
-const VALIDATOR = Symbol.for('vercel.ai.validator')
-
-/** The budget tool: `{ description, inputSchema, execute }`, ready for `generateText({ tools: { context_budget: ... } })`. */
-export interface BudgetTool {
+/** The budget tool, in the AI SDK's shape: `{ description, inputSchema, execute }`. */
+export interface BudgetTool<S> {
   description: string
-  inputSchema: { readonly jsonSchema: typeof EMPTY_OBJECT; validate: (value: unknown) => { success: true; value: Record<string, never> } }
+  inputSchema: S
   execute: (input?: unknown) => Promise<ContextBudget>
 }
 
 /**
  * A tool (AI SDK shape, `ai` v5 and later) the model can call to see how much of its context is
- * used and how much remains. It takes no input.
+ * used and how much remains. It takes no input. Pass the AI SDK's `jsonSchema` (so the schema is
+ * the app's own `ai` version's, and contextfold imports nothing of it):
+ * `tools: { context_budget: contextBudgetTool(session, jsonSchema) }`.
  */
-export function contextBudgetTool(session: Session): BudgetTool {
+export function contextBudgetTool<S>(session: Session, jsonSchema: (schema: typeof BUDGET_INPUT_SCHEMA) => S): BudgetTool<S> {
   return {
     description:
       'Reports how much of your context window is used and how much remains (tokens). Call it before large reads ' +
       'or outputs to decide whether to work in smaller pieces.',
-    inputSchema: {
-      [SCHEMA]: true,
-      [VALIDATOR]: true,
-      jsonSchema: EMPTY_OBJECT,
-      validate: () => ({ success: true, value: {} }),
-    } as BudgetTool['inputSchema'],
+    inputSchema: jsonSchema(BUDGET_INPUT_SCHEMA),
     execute: async () => contextBudget(session),
   }
 }

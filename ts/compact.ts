@@ -158,7 +158,10 @@ function replayTarget(session: Session, id: string, options: CompactOptions): { 
   return before === undefined ? { message } : { message, before }
 }
 
-async function prepare(session: Session, prep: PrepareOptions, signal?: AbortSignal): Promise<CompactionPlan | null> {
+async function prepare(session: Session, prep: PrepareOptions, signal?: AbortSignal, sync = false): Promise<CompactionPlan | null> {
+  // A plan made ahead is made synchronously: a pending async prepare keeps the session borrowed,
+  // and the agent goes on appending while the summary is written.
+  if (sync) return session.prepareCompaction(prep)
   try {
     return await session.prepareCompactionAsync(prep, signal)
   } catch (e) {
@@ -225,7 +228,7 @@ async function run(session: Session, options: CompactOptions, after: After): Pro
  * was summarized. A result instead of a summary: nothing to record (skipped, failed).
  */
 export function summarizeAhead(session: Session, options: CompactOptions): Promise<Summarized | CompactionResult> {
-  return summarizeStage(session, options, async (r) => r)
+  return summarizeStage(session, options, async (r) => r, true)
 }
 
 /** Records a summary `summarizeAhead` wrote (a compaction of the session then runs no summarizer). */
@@ -238,7 +241,12 @@ export async function recordSummarized(session: Session, s: Summarized, options:
   return result
 }
 
-async function summarizeStage(session: Session, options: CompactOptions, after: After): Promise<Summarized | CompactionResult> {
+async function summarizeStage(
+  session: Session,
+  options: CompactOptions,
+  after: After,
+  syncPrepare = false,
+): Promise<Summarized | CompactionResult> {
   const signal = options.signal ?? new AbortController().signal
   const template = getTemplate(options.template ?? 'anchored')
   const overflow = options.overflow ?? options.replay !== undefined
@@ -248,10 +256,10 @@ async function summarizeStage(session: Session, options: CompactOptions, after: 
   // Overflow replay: summarize what came before the rejected message, hide it and what followed.
   const replay = options.replay !== undefined ? replayTarget(session, options.replay, options) : undefined
   if (replay) prep.upTo = replay.before ?? replay.message.id
-  let plan = await prepare(session, prep, signal)
+  let plan = await prepare(session, prep, signal, syncPrepare)
   if (!plan && replay && prep.upTo !== replay.message.id) {
     prep.upTo = replay.message.id // nothing new before it: summarize it too, it is replayed anyway
-    plan = await prepare(session, prep, signal)
+    plan = await prepare(session, prep, signal, syncPrepare)
   }
   throwIfAborted(signal)
   if (!plan) {

@@ -30,6 +30,7 @@ export {
 } from './errors.js'
 export { continueMessage, continueText, replayMessage, isMedia } from './messages.js'
 export {
+  BUDGET_INPUT_SCHEMA,
   budgetNotices,
   contextBudget,
   contextBudgetTool,
