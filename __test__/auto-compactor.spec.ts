@@ -169,26 +169,28 @@ describe('AutoCompactor', () => {
     expect(auto.state.tripped).toBeUndefined()
   })
 
-  it('the anti-thrash guard stops after 2 compactions that left the context over the limit', async () => {
+  it('the anti-thrash guard stops after 2 compactions that could not shrink the context', async () => {
     const s = session()
-    // A summary larger than the window: every compaction leaves the context overflowing.
+    // A summary larger than the window: no compaction can shrink the context, so none is applied.
     const sum = scripted(() => ({ text: `## Goal\n- ${filler(9_000, 'huge')}` }))
     const auto = new AutoCompactor(s, { summarizer: sum })
     const events = record(auto)
     grow(s, (u) => u.tier === 'compact')
+    const length = s.length
     const first = await auto.afterStep()
-    expect(first.compaction?.status).toBe('compacted')
+    expect(first.compaction).toMatchObject({ status: 'skipped', code: 'CF_NOT_SMALLER' })
+    expect(s.length).toBe(length)
     expect(s.isOverflow()).toBe(true)
     expect(auto.state.ineffective).toBe(1)
     expect(auto.state.tripped).toBeUndefined()
-    // The agent goes on; the next step compacts again, still in vain.
+    // The agent goes on; the next step tries again, still in vain.
     s.append(user('more1', `More work. ${filler(200, 'm1')}`))
     s.append(assistant('more1a', `Done. ${filler(200, 'm2')}`))
     const second = await auto.afterStep()
-    expect(second.compaction?.status).toBe('compacted')
+    expect(second.compaction?.code).toBe('CF_NOT_SMALLER')
     expect(auto.state.ineffective).toBe(2)
     expect(auto.state.tripped?.kind).toBe('thrash')
-    expect(auto.state.tripped?.reason).toMatch(/2 compactions in a row left the context over the limit \(\d+ of 8000 tokens\)/)
+    expect(auto.state.tripped?.reason).toMatch(/2 compactions in a row could not shrink the context/)
     expect(events.filter((e) => e.type === 'tripped')).toHaveLength(1)
     const third = await auto.afterStep()
     expect(third.skipped).toMatch(/compactions in a row/)

@@ -69,7 +69,7 @@ describe('fidelity with the extractive summarizer', () => {
     expect(summary).toContain(LAST_ERROR)
     expect(summary).toContain(EARLIER_ERROR)
     expect(summary).toContain('Original request: Add a --json flag to the `report` command of the CLI.')
-    expect(summary).toContain('Ran: npx tsc --noEmit')
+    expect(summary).toContain('Ran: `npx tsc --noEmit`')
     // ...and so does what the model is sent.
     const sent = contextText(session)
     for (const path of modified) expect(sent).toContain(path)
@@ -308,7 +308,11 @@ describe('split turn', () => {
     expect(section(historyReq.prompt, 'conversation')).not.toContain('Long request')
     expect(prefixReq.maxOutputTokens).toBe(Math.ceil(r.plan!.summaryBudget / 2))
     const body = section(r.summary!, 'context-summary')!
-    expect(body).toBe('## Goal\n- HISTORY-PART\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n- PREFIX-PART')
+    // The latest request is in the summarized turn prefix, and neither part quotes it: the audit restores it.
+    expect(body).toBe(
+      '## Goal\n- HISTORY-PART\n\n---\n\n**Turn Context (split turn):**\n\n## Original Request\n- PREFIX-PART\n\n' +
+        '## Preserved\n(Restored verbatim: facts the summary above had left out.)\n- Latest request: Long request: migrate every module to ESM.',
+    )
     expect(s.context().find((m) => m.summary)!.tokens).toMatchObject({ input: 20, output: 10 })
     // The kept tail starts inside the long turn.
     expect(s.context()[2]!.id).toBe(r.plan!.tailStartID)

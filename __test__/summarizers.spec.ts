@@ -298,7 +298,7 @@ describe('extractive summary', () => {
     expect(plan.summarizedIDs).toContain('ao')
     const sections = parseSections(extractiveSummary(plan))
     expect(sections.get('in progress')).toEqual(['Unfinished tool call: bash({"command":"npm run deploy"})'])
-    expect(sections.get('done')).toEqual(expect.arrayContaining(['Ran: npx tsc --noEmit', 'Ran: npm run deploy']))
+    expect(sections.get('done')).toEqual(expect.arrayContaining(['Ran: `npx tsc --noEmit`', 'Ran: `npm run deploy`']))
     expect(sections.get('goal')!.at(-1)).toMatch(/^Latest request: /)
   })
 

@@ -7,21 +7,10 @@
 //   node benchmark/fidelity.mjs            # Markdown tables
 //   node benchmark/fidelity.mjs --json     # the figures as JSON
 import { Session, compact, extractiveSummarizer, extractiveSummary } from '../dist/index.js'
+import { rng } from './corpus-text.mjs'
 
 const PHASES = 3
 const KINDS = ['modifiedFile', 'readFile', 'constraint', 'error', 'request', 'identifier', 'pin']
-
-/** A deterministic generator (mulberry32), so every run plants and forgets the same things. */
-function rng(seed) {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const CONSTRAINTS = [
   'Never touch the migrations in db/migrations.',
@@ -33,7 +22,7 @@ const CONSTRAINTS = [
 ]
 const IDENTIFIERS = [
   ['ENG-4521', 'https://tracker.example.com/browse/ENG-4521'],
-  ['release/2.14', 'https://ci.example.com/job/build/881'],
+  ['ENG-4588', 'https://ci.example.com/job/build/881'],
   ['ENG-4630', '9fceb02d7a1c'],
 ]
 
@@ -78,8 +67,10 @@ function phase(k, random) {
     msgs.push(tool('read', { filePath: path }, body(70, path, random)))
     planted.readFile.push(path)
   }
-  msgs.push(user(`Also: ${c2} Then run the tests.`))
+  const branch = `release/2.${14 + k}`
+  msgs.push(user(`Also: ${c2} Then run the tests, and push to branch ${branch}.`))
   planted.constraint.push(c2)
+  planted.identifier.push(branch)
   const edited = [`src/export/${['csv', 'json', 'xml'][k]}.ts`, `src/export/index_${k + 1}.ts`]
   for (const path of edited) {
     msgs.push(tool('edit', { filePath: path, oldString: 'a', newString: 'b' }, 'Edit applied successfully.'))

@@ -65,7 +65,8 @@ pub fn apply(h: &mut History, plan: &CompactionPlan, summary: SummaryInput) -> R
         part["overflow"] = json!(true);
     }
     // What the next compaction carries over, and what this one's audit found.
-    let carried: Vec<_> = plan.keep.iter().filter(|f| !matches!(f.kind, FactKind::ReadFile | FactKind::ModifiedFile)).collect();
+    let carried: Vec<_> =
+        plan.keep.iter().filter(|f| !matches!(f.kind, FactKind::ReadFile | FactKind::ModifiedFile)).collect();
     part["keep"] = json!(carried);
     part["pins"] = json!(h.pins());
     if let Some(a) = &summary.audit {

@@ -231,7 +231,11 @@ mod tests {
         let facts = Facts {
             latest_request: Some("Add a --json flag to `export`".into()),
             constraints: vec!["Never touch the migrations.".into(), "Target Node 18 too".into()],
-            last_error: Some(LastError { text: "error[E0425]: cannot find value `x`".into(), source: "bash: cargo test".into(), resolved: false }),
+            last_error: Some(LastError {
+                text: "error[E0425]: cannot find value `x`".into(),
+                source: "bash: cargo test".into(),
+                resolved: false,
+            }),
             identifiers: vec!["ENG-4521".into()],
             ..Facts::default()
         };
@@ -241,7 +245,18 @@ mod tests {
         let kinds = |v: &[Fact]| v.iter().map(|f| f.kind).collect::<Vec<_>>();
         assert_eq!(kinds(&a.kept), [FactKind::Constraint, FactKind::ModifiedFile, FactKind::Identifier]);
         assert_eq!(kinds(&a.restored), [FactKind::Request, FactKind::Constraint, FactKind::Error, FactKind::ReadFile]);
-        let pinned = facts_to_keep(&[], &Facts::default(), &[Pin { id: "p".into(), message_id: None, text: "deploy target 10.0.0.7".into(), note: Some("ops".into()) }], &[], &[]);
+        let pinned = facts_to_keep(
+            &[],
+            &Facts::default(),
+            &[Pin {
+                id: "p".into(),
+                message_id: None,
+                text: "deploy target 10.0.0.7".into(),
+                note: Some("ops".into()),
+            }],
+            &[],
+            &[],
+        );
         let p = audit(&pinned, "", 1000, &counter());
         assert_eq!(p.section.unwrap(), "## Preserved\n(Restored verbatim: facts the summary above had left out.)\n- Pinned (ops): deploy target 10.0.0.7");
         let section = a.section.unwrap();
@@ -262,14 +277,21 @@ mod tests {
         let a = audit(&keep, "", 200, &counter());
         assert_eq!(a.restored[0].kind, FactKind::Request);
         assert!(!a.dropped.is_empty());
-        assert!(a.dropped.iter().all(|d| d.fact.kind == FactKind::ReadFile && d.reason.contains("limited to 200 tokens")));
+        assert!(a
+            .dropped
+            .iter()
+            .all(|d| d.fact.kind == FactKind::ReadFile && d.reason.contains("limited to 200 tokens")));
     }
 
     #[test]
     fn facts_carry_across_compactions() {
         let first = facts_to_keep(
             &[],
-            &Facts { latest_request: Some("old ask".into()), constraints: vec!["Never push to main".into()], ..Facts::default() },
+            &Facts {
+                latest_request: Some("old ask".into()),
+                constraints: vec!["Never push to main".into()],
+                ..Facts::default()
+            },
             &[],
             &[],
             &[],

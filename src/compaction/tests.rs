@@ -165,7 +165,8 @@ fn facts_and_pins_carry_across_compactions_and_the_audit_restores_what_a_summary
     assert!(restored.contains(&"Never touch the migrations."), "{restored:?}");
     assert!(restored.contains(&"deploy target is 10.0.0.7"));
     let section = audit.section.clone().unwrap();
-    apply(&mut h, &plan, SummaryInput { audit: Some(audit), ..summary(&format!("We built things.\n\n{section}")) }).unwrap();
+    apply(&mut h, &plan, SummaryInput { audit: Some(audit), ..summary(&format!("We built things.\n\n{section}")) })
+        .unwrap();
     // A second and a third compaction with summaries that forget everything: the facts of the
     // first are still checked, and restored each time.
     for round in 0..2 {
@@ -177,7 +178,11 @@ fn facts_and_pins_carry_across_compactions_and_the_audit_restores_what_a_summary
         assert!(plan.keep.iter().any(|f| f.text == "Never touch the migrations."));
         let audit = super::audit_summary(&h, &plan, "Nothing to report.");
         let section = audit.section.clone().unwrap();
-        assert!(section.contains("Never touch the migrations.") && section.contains("- Pinned (ops): deploy target is 10.0.0.7"), "{section}");
+        assert!(
+            section.contains("Never touch the migrations.")
+                && section.contains("- Pinned (ops): deploy target is 10.0.0.7"),
+            "{section}"
+        );
         apply(&mut h, &plan, summary(&format!("Nothing to report.\n\n{section}"))).unwrap();
     }
     // The pins are recorded in each request: a session rebuilt from the context still has them.

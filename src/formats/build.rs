@@ -162,7 +162,11 @@ impl Builder {
 
     /// A line outside the conversation (metadata, UI events), by its kind in the source.
     pub fn omit(&mut self, kind: &str) {
-        *self.stats.omitted.entry(if kind.is_empty() { "(no type)".to_string() } else { kind.to_string() }).or_default() += 1;
+        *self
+            .stats
+            .omitted
+            .entry(if kind.is_empty() { "(no type)".to_string() } else { kind.to_string() })
+            .or_default() += 1;
     }
 
     /// Marks the completed results of these calls as cleared by the source agent at `at` (epoch

@@ -288,7 +288,9 @@ fn attachment(e: &Entry, time: Option<f64>, b: &mut Builder) {
         Some(Value::String(s)) => s.trim().to_string(),
         Some(Value::Array(items)) => items
             .iter()
-            .filter_map(|i| i.as_str().map(str::to_string).or_else(|| super::content::block_text(i).map(str::to_string)))
+            .filter_map(|i| {
+                i.as_str().map(str::to_string).or_else(|| super::content::block_text(i).map(str::to_string))
+            })
             .collect::<Vec<_>>()
             .join("\n"),
         _ => String::new(),

@@ -551,7 +551,10 @@ fn openhands_v1_terminal_observations_read_as_the_model_read_them_with_event_ids
     assert_eq!(imp.format, OpenHands);
     let ids: Vec<&str> = imp.messages.iter().map(|m| m.id.as_str()).collect();
     assert_eq!(ids, ["evt-sys", "evt-u1", "evt-a1", "evt-a2"]);
-    assert_eq!(texts(&imp.messages[1]), ["Run the tests in /workspace/app", "<EXTRA_INFO>\nThe repository uses pytest.\n</EXTRA_INFO>"]);
+    assert_eq!(
+        texts(&imp.messages[1]),
+        ["Run the tests in /workspace/app", "<EXTRA_INFO>\nThe repository uses pytest.\n</EXTRA_INFO>"]
+    );
     let ToolState::Completed { output, .. } = &tool_of(&imp.messages, "call_1").state else { panic!() };
     assert_eq!(
         output,
@@ -589,7 +592,10 @@ fn claude_code_microcompact_boundaries_clear_results_and_attachments_are_kept() 
     let read = tool_of(&imp.messages, "toolu_1");
     assert!(read.is_pruned(), "the result Claude Code cleared reads as cleared");
     let att = imp.messages.iter().find(|m| m.id == "att1").unwrap();
-    assert_eq!(texts(att), ["<system-reminder>\nConfig files are generated: edit config.src.yml instead.\n</system-reminder>"]);
+    assert_eq!(
+        texts(att),
+        ["<system-reminder>\nConfig files are generated: edit config.src.yml instead.\n</system-reminder>"]
+    );
     assert_eq!(imp.stats.omitted.get("file-history-snapshot"), Some(&1));
     assert_eq!(imp.stats.omitted.get("system:microcompact_boundary"), Some(&1));
     assert_eq!(imp.stats.omitted.get("attachment:goal_status"), Some(&1));

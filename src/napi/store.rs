@@ -84,7 +84,9 @@ impl SessionStore {
     #[napi]
     pub fn prune(
         &mut self,
-        #[napi(ts_arg_type = "Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }")]
+        #[napi(
+            ts_arg_type = "Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }"
+        )]
         result: Json,
     ) -> Result<()> {
         guard(|| {

@@ -77,14 +77,22 @@ pub fn microcompact(entries: &[Entry], cfg: &CompactionConfig, counter: &Counter
             let stub = candidate
                 .then(|| {
                     if let Some(path) = read_path.filter(|p| cfg.prune_stale_reads && modified.contains(*p)) {
-                        return Some((Rule::Stale, format!("[Stale: {path} was modified after this read; read it again for its current content]")));
+                        return Some((
+                            Rule::Stale,
+                            format!(
+                                "[Stale: {path} was modified after this read; read it again for its current content]"
+                            ),
+                        ));
                     }
                     if let Some((path, (_, call))) = read_path
                         .filter(|_| cfg.prune_rereads)
                         .and_then(|p| reads.get(p).map(|r| (p, r)))
                         .filter(|(_, (later, _))| *later == output.as_str())
                     {
-                        return Some((Rule::Reread, format!("[Unchanged: same content as the later read of {path} (call {call})]")));
+                        return Some((
+                            Rule::Reread,
+                            format!("[Unchanged: same content as the later read of {path} (call {call})]"),
+                        ));
                     }
                     if cfg.prune_duplicates && output.len() >= MIN_DUPLICATE_CHARS {
                         if let Some((tool, call)) = outputs.get(output.as_str()) {

@@ -8,9 +8,9 @@ mod prune;
 mod turns;
 mod view;
 
+pub use microcompact::{microcompact, Rule, Stub};
 #[cfg(feature = "node")]
 pub(crate) use options::{limit, opt_limit};
-pub use microcompact::{microcompact, Rule, Stub};
 pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
 pub use prune::{prune, PruneResult};

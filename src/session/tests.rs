@@ -352,7 +352,8 @@ fn microcompact_stubs_rereads_duplicates_and_stale_reads_and_counts_each_rule() 
         user("u3", "last"),
     ];
     let mut opts = options(200_000);
-    opts.compaction = CompactionConfig { prune_duplicates: true, prune_rereads: true, prune_stale_reads: true, ..Default::default() };
+    opts.compaction =
+        CompactionConfig { prune_duplicates: true, prune_rereads: true, prune_stale_reads: true, ..Default::default() };
     let mut h = History::from_messages(msgs.clone(), opts.clone(), &|| false).unwrap();
     let before = h.usage().tokens;
     let out = h.prune();
@@ -361,7 +362,10 @@ fn microcompact_stubs_rereads_duplicates_and_stale_reads_and_counts_each_rule() 
     use crate::policy::Rule;
     assert_eq!(rules, [(Rule::Duplicate, 1), (Rule::Reread, 1), (Rule::Stale, 1)]);
     assert_eq!(out.stubs[2].as_deref(), Some("[Unchanged: same content as the later read of a.rs (call r3-call)]"));
-    assert_eq!(out.stubs[1].as_deref(), Some("[Stale: b.rs was modified after this read; read it again for its current content]"));
+    assert_eq!(
+        out.stubs[1].as_deref(),
+        Some("[Stale: b.rs was modified after this read; read it again for its current content]")
+    );
     assert_eq!(out.stubs[0].as_deref(), Some("[Same output as the later bash call g2-call]"));
     assert_eq!(h.usage().tokens, before - out.tokens_freed);
     let text = serde_json::to_string(&h.to_model_messages(&Default::default())).unwrap();

@@ -255,7 +255,12 @@ mod tests {
         r.apply(loc(3), Decoded::Message(tool_msg("b")), count("b")).unwrap();
         r.apply(loc(4), Decoded::Message(tool_msg("c")), count("c")).unwrap();
         // A pruned output no longer has the counts it was read with; an update brings its own.
-        let prune = PruneRecord { compacted_at: 7.0, message_ids: vec!["a".into()], part_ids: vec!["a-t".into()], ..Default::default() };
+        let prune = PruneRecord {
+            compacted_at: 7.0,
+            message_ids: vec!["a".into()],
+            part_ids: vec!["a-t".into()],
+            ..Default::default()
+        };
         r.apply(loc(5), Decoded::Prune(prune), None).unwrap();
         r.apply(loc(6), Decoded::Update(tool_msg("b"), false), None).unwrap();
         let (messages, counts) = r.into_messages();

@@ -140,8 +140,13 @@ fn messages_round_trip_with_updates_and_prunes() {
     let mut a1 = tool_answer("a1", "even more output");
     a1.finish = Some("stop".into());
     s.update(&a1).unwrap();
-    s.prune(&PruneRecord { compacted_at: 42.0, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()], ..Default::default() })
-        .unwrap();
+    s.prune(&PruneRecord {
+        compacted_at: 42.0,
+        message_ids: vec!["a1".into()],
+        part_ids: vec!["a1-tool".into()],
+        ..Default::default()
+    })
+    .unwrap();
     s.append(&assistant("a2", "done")).unwrap();
     let all = s.load_all().unwrap();
     assert_eq!(ids(&all), ["u1", "a1", "a2"]);
@@ -172,9 +177,15 @@ fn rejected_writes_write_nothing() {
     let before = std::fs::read(&path).unwrap();
     assert_eq!(s.append(&user("u1", "again")).unwrap_err().code, Code::DuplicateId);
     assert_eq!(s.update(&user("nope", "x")).unwrap_err().code, Code::NotFound);
-    let bad_prune = PruneRecord { compacted_at: 1.0, message_ids: vec!["u1".into()], part_ids: vec![], ..Default::default() };
+    let bad_prune =
+        PruneRecord { compacted_at: 1.0, message_ids: vec!["u1".into()], part_ids: vec![], ..Default::default() };
     assert_eq!(s.prune(&bad_prune).unwrap_err().code, Code::InvalidArgument);
-    let unknown = PruneRecord { compacted_at: 1.0, message_ids: vec!["zz".into()], part_ids: vec!["p".into()], ..Default::default() };
+    let unknown = PruneRecord {
+        compacted_at: 1.0,
+        message_ids: vec!["zz".into()],
+        part_ids: vec!["p".into()],
+        ..Default::default()
+    };
     assert_eq!(s.prune(&unknown).unwrap_err().code, Code::NotFound);
     s.prune(&PruneRecord::default()).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), before);
@@ -559,8 +570,13 @@ fn fractional_times_read_back_exactly() {
     u.time = Some(crate::message::Time { created: at, completed: None });
     s.append(&u).unwrap();
     s.append(&tool_answer("a1", "output")).unwrap();
-    s.prune(&PruneRecord { compacted_at: at, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()], ..Default::default() })
-        .unwrap();
+    s.prune(&PruneRecord {
+        compacted_at: at,
+        message_ids: vec!["a1".into()],
+        part_ids: vec!["a1-tool".into()],
+        ..Default::default()
+    })
+    .unwrap();
     let all = s.load_all().unwrap();
     assert_eq!(all[0].time.as_ref().map(|t| t.created), Some(at));
     let crate::message::Part::Tool(t) = &all[1].parts[0] else { panic!() };
@@ -572,7 +588,8 @@ fn pins_round_trip_through_entries_and_compaction_requests() {
     let (_d, path) = tmp();
     let mut s = writer(&path);
     s.append(&user("u1", "hello")).unwrap();
-    let pin = |id: &str, text: &str| crate::session::Pin { id: id.into(), message_id: None, text: text.into(), note: None };
+    let pin =
+        |id: &str, text: &str| crate::session::Pin { id: id.into(), message_id: None, text: text.into(), note: None };
     s.pins(&[pin("p1", "one"), pin("p2", "two")]).unwrap();
     s.pins(&[pin("p2", "two")]).unwrap();
     assert_eq!(s.load(None, &|| false).unwrap().pins(), [pin("p2", "two")]);
@@ -606,7 +623,12 @@ fn prune_stubs_round_trip() {
         stubs: vec![Some(stub.clone())],
     })
     .unwrap();
-    let bad = PruneRecord { compacted_at: 5.0, message_ids: vec!["a1".into()], part_ids: vec!["a1-tool".into()], stubs: vec![None, None] };
+    let bad = PruneRecord {
+        compacted_at: 5.0,
+        message_ids: vec!["a1".into()],
+        part_ids: vec!["a1-tool".into()],
+        stubs: vec![None, None],
+    };
     assert_eq!(s.prune(&bad).unwrap_err().code, crate::error::Code::InvalidArgument);
     s.close().unwrap();
     let h = reader(&path).load(None, &|| false).unwrap();

@@ -18,12 +18,19 @@ pub struct CommandGroup {
 }
 
 /// Programs whose first argument is a subcommand worth telling apart.
-const WITH_SUBCOMMAND: &[&str] = &["git", "cargo", "npm", "pnpm", "yarn", "go", "docker", "kubectl", "npx", "uv", "pip", "make", "gh", "bun", "deno", "python", "python3", "node"];
+const WITH_SUBCOMMAND: &[&str] = &[
+    "git", "cargo", "npm", "pnpm", "yarn", "go", "docker", "kubectl", "npx", "uv", "pip", "make", "gh", "bun", "deno",
+    "python", "python3", "node",
+];
 
 /// The program a shell command runs: leading `cd … &&`, environment assignments and `sudo` skipped.
 pub fn program(command: &str) -> String {
-    let last_segment = command.split("&&").map(str::trim).find(|s| !s.starts_with("cd ") && !s.is_empty()).unwrap_or(command.trim());
-    let mut words = last_segment.split_whitespace().filter(|w| !w.contains('=') || w.starts_with('-')).skip_while(|w| *w == "sudo" || *w == "env" || *w == "time");
+    let last_segment =
+        command.split("&&").map(str::trim).find(|s| !s.starts_with("cd ") && !s.is_empty()).unwrap_or(command.trim());
+    let mut words = last_segment
+        .split_whitespace()
+        .filter(|w| !w.contains('=') || w.starts_with('-'))
+        .skip_while(|w| *w == "sudo" || *w == "env" || *w == "time");
     let Some(first) = words.next() else { return String::new() };
     let name = first.rsplit('/').next().unwrap_or(first);
     match words.next() {
@@ -58,9 +65,7 @@ static EXIT: LazyLock<Regex> = LazyLock::new(|| {
 pub fn failed_exit_code(output: &str) -> Option<i64> {
     // The status line is at the end of the output (or the start, for some agents).
     let probe = |s: &str| {
-        EXIT.captures_iter(s)
-            .filter_map(|c| c.get(1).or(c.get(2)).and_then(|m| m.as_str().parse::<i64>().ok()))
-            .last()
+        EXIT.captures_iter(s).filter_map(|c| c.get(1).or(c.get(2)).and_then(|m| m.as_str().parse::<i64>().ok())).last()
     };
     let n = output.len();
     let tail_from = (0..=n.saturating_sub(400)).rev().find(|&i| output.is_char_boundary(i)).unwrap_or(0);
@@ -109,7 +114,10 @@ mod tests {
         assert_eq!(failed_exit_code("done\n[exit code: 0]"), None);
         assert_eq!(failed_exit_code("all good"), None);
         assert_eq!(failed_exit_code("subprocess.CalledProcessError: returned non-zero exit status 3."), Some(3));
-        assert_eq!(identifying_line("\n  running 3 tests\nerror[E0425]: cannot find value `x`\n  --> a.rs"), "error[E0425]: cannot find value `x`");
+        assert_eq!(
+            identifying_line("\n  running 3 tests\nerror[E0425]: cannot find value `x`\n  --> a.rs"),
+            "error[E0425]: cannot find value `x`"
+        );
         assert_eq!(identifying_line("weird\nthings"), "weird");
         assert!(identifying_line(&format!("error {}", "x".repeat(1000))).chars().count() == FAILURE_MAX_CHARS);
     }

@@ -117,7 +117,10 @@ fn keep_last(v: &mut Vec<String>, n: usize) {
 
 /// Facts of `summarized` (what a summary replaces); `kept` (the rest of the context) only tells
 /// which request is the latest and whether the last error was resolved later.
-pub fn facts<'a>(summarized: impl IntoIterator<Item = &'a Message>, kept: impl IntoIterator<Item = &'a Message>) -> Facts {
+pub fn facts<'a>(
+    summarized: impl IntoIterator<Item = &'a Message>,
+    kept: impl IntoIterator<Item = &'a Message>,
+) -> Facts {
     let mut f = Facts::default();
     // (subject, position) of the newest error, and the subjects that succeeded after each position.
     let mut last_error: Option<(LastError, usize)> = None;
@@ -172,7 +175,11 @@ pub fn facts<'a>(summarized: impl IntoIterator<Item = &'a Message>, kept: impl I
                             identifiers_in_output(output, &mut f.identifiers);
                             failed_exit_code(output).map(|code| {
                                 let line = identifying_line(&decode_entities(output));
-                                if line.is_empty() { format!("exit code {code}") } else { line }
+                                if line.is_empty() {
+                                    format!("exit code {code}")
+                                } else {
+                                    line
+                                }
                             })
                         }
                         ToolState::Pending { .. } | ToolState::Running { .. } => {
@@ -240,7 +247,9 @@ mod tests {
     #[test]
     fn collects_requests_commands_errors_and_open_calls() {
         let msgs = [
-            msg(json!({"id": "u", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Fix the bug. Never touch main.rs"}]})),
+            msg(
+                json!({"id": "u", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Fix the bug. Never touch main.rs"}]}),
+            ),
             msg(json!({"id": "a", "role": "assistant", "parts": [
                 {"type": "tool", "id": "x", "callID": "c", "tool": "bash", "state": {"status": "error", "input": {"command": "cargo test"}, "error": "exit 101"}},
                 {"type": "tool", "id": "y", "callID": "d", "tool": "bash", "state": {"status": "running", "input": {"command": "make"}}},
@@ -252,7 +261,10 @@ mod tests {
         assert_eq!(f.constraints, ["Never touch main.rs"]);
         assert_eq!(f.commands, ["cargo test", "make"]);
         assert_eq!(f.errors, ["bash: exit 101"]);
-        assert_eq!(f.last_error, Some(LastError { text: "exit 101".into(), source: "bash: cargo test".into(), resolved: false }));
+        assert_eq!(
+            f.last_error,
+            Some(LastError { text: "exit 101".into(), source: "bash: cargo test".into(), resolved: false })
+        );
         assert_eq!(f.open_tool_calls, ["bash({\"command\":\"make\"})"]);
         assert_eq!(f.decisions, ["I'll switch to the stable toolchain instead of nightly."]);
         assert_eq!(f.latest_request.as_deref(), Some("Fix the bug. Never touch main.rs"));
@@ -272,7 +284,8 @@ mod tests {
         assert_eq!(e.text, "error[E0425]: cannot find value `x` in this scope");
         assert!(!e.resolved);
         let passing = run("b", "test result: ok\nExit code: 0");
-        let ask = msg(json!({"id": "u2", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Now add docs"}]}));
+        let ask =
+            msg(json!({"id": "u2", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Now add docs"}]}));
         let f = facts([&failing], [&passing, &ask]);
         assert!(f.last_error.unwrap().resolved);
         assert_eq!(f.latest_request.as_deref(), Some("Now add docs"));
@@ -282,9 +295,15 @@ mod tests {
     #[test]
     fn injected_instructions_are_not_requests() {
         let msgs = [
-            msg(json!({"id": "u1", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Deploy to ENG-7 from branch release/2.1"}]})),
-            msg(json!({"id": "u2", "role": "user", "parts": [{"type": "text", "id": "t", "text": "# AGENTS.md instructions for /repo\n<INSTRUCTIONS>Always run lint</INSTRUCTIONS>"}]})),
-            msg(json!({"id": "u3", "role": "user", "parts": [{"type": "text", "id": "t", "text": "<system-reminder>You must use TodoWrite</system-reminder>"}]})),
+            msg(
+                json!({"id": "u1", "role": "user", "parts": [{"type": "text", "id": "t", "text": "Deploy to ENG-7 from branch release/2.1"}]}),
+            ),
+            msg(
+                json!({"id": "u2", "role": "user", "parts": [{"type": "text", "id": "t", "text": "# AGENTS.md instructions for /repo\n<INSTRUCTIONS>Always run lint</INSTRUCTIONS>"}]}),
+            ),
+            msg(
+                json!({"id": "u3", "role": "user", "parts": [{"type": "text", "id": "t", "text": "<system-reminder>You must use TodoWrite</system-reminder>"}]}),
+            ),
         ];
         let f = facts(&msgs, []);
         assert_eq!(f.latest_request.as_deref(), Some("Deploy to ENG-7 from branch release/2.1"));

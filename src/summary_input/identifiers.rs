@@ -6,7 +6,8 @@ use regex::Regex;
 
 static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"https?://[^\s<>"'`\])}]+"#).unwrap());
 /// JIRA-style keys (`PROJ-123`) and issue references (`#1234`).
-static TICKET: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b|(?:^|\s)#\d{2,6}\b").unwrap());
+static TICKET: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b|(?:^|\s)#\d{2,6}\b").unwrap());
 /// Hex strings of commit-sha length with at least one digit and one letter.
 static SHA: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\b[0-9a-f]{7,40}\b").unwrap());
 /// Branch names where a sentence or a git command names one.
@@ -14,13 +15,15 @@ static BRANCH: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)(?:\bbranch(?:es)?\s+(?:named\s+|called\s+)?|git (?:checkout|switch) (?:-[bc] )?|git push (?:-u |--set-upstream )?\S+ )[`'\x22]?([A-Za-z0-9][\w./-]*[\w/])").unwrap()
 });
 /// `git commit` output: `[main 1a2b3c4] message`.
-static COMMIT_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?m)^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]").unwrap());
+static COMMIT_LINE: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"(?m)^\[([\w./-]+)(?: \(root-commit\))? ([0-9a-f]{7,40})\]").unwrap());
 
 fn is_sha(s: &str) -> bool {
     s.bytes().any(|b| b.is_ascii_digit()) && s.bytes().any(|b| b.is_ascii_lowercase())
 }
 
-const NOT_BRANCHES: &[&str] = &["to", "the", "a", "and", "is", "was", "from", "of", "for", "in", "on", "with", "that", "this"];
+const NOT_BRANCHES: &[&str] =
+    &["to", "the", "a", "and", "is", "was", "from", "of", "for", "in", "on", "with", "that", "this"];
 
 /// Identifiers in text the user wrote or a tool call's input: every kind.
 pub fn identifiers_in(text: &str, out: &mut Vec<String>) {

@@ -22,7 +22,11 @@ fn rule(kind: &'static str, pattern: &str, group: usize) -> Rule {
 
 static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     vec![
-        rule("private-key", r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\z)", 0),
+        rule(
+            "private-key",
+            r"-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+            0,
+        ),
         rule("aws-access-key", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}\b", 0),
         rule("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})\b", 0),
         rule("gitlab-token", r"\bglpat-[A-Za-z0-9_-]{20,}\b", 0),
@@ -37,7 +41,11 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule("twilio-key", r"\bSK[0-9a-f]{32}\b", 0),
         rule("huggingface-token", r"\bhf_[A-Za-z]{34}\b", 0),
         rule("jwt", r"\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}", 0),
-        rule("authorization-header", r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*[\x22']?(?:bearer|basic|token|bot)\s+([A-Za-z0-9._~+/=-]{8,})", 1),
+        rule(
+            "authorization-header",
+            r"(?i)\b(?:authorization|proxy-authorization)\s*[:=]\s*[\x22']?(?:bearer|basic|token|bot)\s+([A-Za-z0-9._~+/=-]{8,})",
+            1,
+        ),
         rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)", 1),
         rule("connection-string-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\x22']+:([^\s@/\x22']{3,})@", 1),
         rule(
@@ -81,13 +89,14 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
         if !r.re.is_match(&out) {
             continue;
         }
-        let replaced = r
-            .re
-            .replace_all(&out, |c: &Captures<'_>| {
+        let replaced =
+            r.re.replace_all(&out, |c: &Captures<'_>| {
                 let whole = c.get(0).expect("group 0 always matches");
                 match c.get(r.group) {
                     // A name like `token = getToken()` assigns code, not a secret: values need a digit.
-                    Some(secret) if r.kind == "secret-assignment" && !secret.as_str().bytes().any(|b| b.is_ascii_digit()) => {
+                    Some(secret)
+                        if r.kind == "secret-assignment" && !secret.as_str().bytes().any(|b| b.is_ascii_digit()) =>
+                    {
                         whole.as_str().to_string()
                     }
                     Some(secret) if !REDACTED.is_match(secret.as_str()) => {

@@ -24,7 +24,8 @@ static INJECTED_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
         "bash-notification",
         "turn_aborted",
     ];
-    let alternatives: Vec<String> = tags.iter().map(|t| format!(r"<{t}>[\s\S]*?(?:</{t}>|\z)", t = regex::escape(t))).collect();
+    let alternatives: Vec<String> =
+        tags.iter().map(|t| format!(r"<{t}>[\s\S]*?(?:</{t}>|\z)", t = regex::escape(t))).collect();
     Regex::new(&format!("(?i){}", alternatives.join("|"))).expect("valid pattern")
 });
 
@@ -121,7 +122,7 @@ static MODAL: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Verbs that open a directive about how the work is done rather than what to do.
 static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)^(?:please\s+|also\s+|and\s+|but\s+)*(?:use|target|put|place|keep|stick|prefer|follow|support|leave|limit|avoid|name|store|respect|preserve|stay|require|write (?:it|them|everything|all|code|tests?) in|run (?:it|them|everything|tests?) (?:with|on|in|under)|match|reuse|pin|target)\b").unwrap()
+    Regex::new(r"(?i)^(?:(?:please|also|and|but|oh|ok|okay)[:,]?\s+)*(?:use|target|put|place|keep|stick|prefer|follow|support|leave|limit|avoid|name|store|respect|preserve|stay|require|write (?:it|them|everything|all|code|tests?) in|run (?:it|them|everything|tests?) (?:with|on|in|under)|match|reuse|pin)\s").unwrap()
 });
 
 /// A sentence that constrains how the work is done: a statement (not a question) that uses a
@@ -163,11 +164,19 @@ mod tests {
             "Don't change the public API",
             "Keep the diff small",
             "Only edit files in src/",
+            "Also: Target Node 18 too.",
         ];
         for s in yes {
             assert!(is_constraint(s), "{s}");
         }
-        let no = ["Fix the failing test in src/a.rs", "Should we use pnpm?", "Can you keep it short", "Why does it never end?", "ok"];
+        let no = [
+            "Fix the failing test in src/a.rs",
+            "Should we use pnpm?",
+            "Can you keep it short",
+            "Why does it never end?",
+            "ok",
+            "Follow-up 41: tidy the help text.",
+        ];
         for s in no {
             assert!(!is_constraint(s), "{s}");
         }
