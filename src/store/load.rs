@@ -165,6 +165,9 @@ fn message_id(line: &[u8]) -> Option<String> {
     }
 }
 
+/// What a tail-first load read: the messages, the view they start from, the pins recorded last.
+type TailFirst = (Replayed, Base, Option<Vec<Pin>>);
+
 /// Loads the runs and patches `rec` points to, the last run up to the end; `None` when they do not
 /// fit the file, or when an update that may change the view follows the entry (the writer stopped
 /// before the entry that would have followed it).
@@ -175,7 +178,7 @@ fn tail_first(
     at: Loc,
     reading: &mut Reading<'_>,
     counter: Option<&Counter>,
-) -> Result<Option<(Replayed, Base, Option<Vec<Pin>>)>> {
+) -> Result<Option<TailFirst>> {
     let io = |e: io::Error| io_error(reading.path, &e);
     let (Some(_), Some(summary), Some(last)) = (&rec.request, &rec.summary, rec.runs.last()) else {
         return Ok(None);
