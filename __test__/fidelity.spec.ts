@@ -198,3 +198,27 @@ describe('microcompact prune rules', () => {
     expect(JSON.stringify(s.toModelMessages())).toContain('[Stale: b.rs was modified after this read')
   })
 })
+
+describe('the stored compaction', () => {
+  it('keeps the audit, the carried facts and the pins through a store reload', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cf-audit-'))
+    dirs.push(dir)
+    const path = join(dir, 's.jsonl')
+    const { session } = plantedSession()
+    const store = SessionStore.open(path, { session: options({ preserveRecentTokens: 600 }) })
+    for (const m of session.messages()) store.append(m)
+    session.pinText('Staging first, always.')
+    store.pins(session.pins())
+    const result = await compact(session, { summarizer: forgetful })
+    for (const m of result.messages!) store.append(m)
+    store.close()
+    const loaded = SessionStore.open(path, { readOnly: true }).load()
+    const request = loaded.context().find((m) => m.parts.some((p) => p.type === 'compaction'))!
+    const part = request.parts.find((p) => p.type === 'compaction') as Record<string, unknown>
+    expect(part.audit).toEqual({ kept: result.audit!.kept, restored: result.audit!.restored, dropped: result.audit!.dropped })
+    expect((part.keep as Array<{ text: string }>).map((f) => f.text)).toContain(CONSTRAINT)
+    expect(loaded.pins().map((p) => p.text)).toEqual(['Staging first, always.'])
+    // The next compaction of the reloaded session still checks the first one's facts.
+    expect(loaded.prepareCompaction({ upTo: loaded.context().at(-1)!.id })?.keep.map((f) => f.text)).toContain(CONSTRAINT)
+  })
+})
