@@ -3,11 +3,11 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 
-import { Session, countTokens, countTokensAsync, estimateTokens, filterCompacted, toModelMessages } from '../index.js'
-import type { Message, ToolPart } from '../index.js'
+import { Session, countTokens, countTokensAsync, estimateTokens, filterCompacted, toModelMessages } from '../native.js'
+import type { Message, ToolPart } from '../native.js'
 import { assistant, checkToolPairs, completed, exact, expectCode, msgTokens, snapshot, text, tool, user } from './helpers.js'
 
-const INDEX_JS = fileURLToPath(new URL('../index.js', import.meta.url))
+const INDEX_JS = fileURLToPath(new URL('../native.js', import.meta.url))
 
 /** The outcome of a risky call: appended, or rejected with a CF_INVALID_MESSAGE naming the message. */
 function appendOrReject(s: Session, m: Message): 'appended' | 'rejected' {

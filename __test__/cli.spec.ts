@@ -9,9 +9,9 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
-import * as native from '../index.js'
-import { Session, importTranscript, turns } from '../index.js'
-import type { AnthropicRequest, Message, ModelMessage, OpenAIChatMessage, SessionOptions } from '../index.js'
+import * as native from '../native.js'
+import { Session, importTranscript, turns } from '../native.js'
+import type { AnthropicRequest, Message, ModelMessage, OpenAIChatMessage, SessionOptions } from '../native.js'
 import { TEMPLATES } from '../dist/index.js'
 import { FakeOpenAI } from './fake-openai.js'
 
@@ -547,6 +547,43 @@ describe('errors and exit codes', () => {
     const r = await cli(['convert', PI, '--to', 'openai', '--out', join(dir, 'no-such-dir', 'out.json')])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain('cannot write')
+  })
+
+  it('every failure: one line on stderr with a code, never a stack trace (CONTEXTFOLD_DEBUG=1 adds it)', async () => {
+    const garbage = join(dir, 'stack-garbage.bin')
+    writeFileSync(garbage, Buffer.from([0, 1, 2, 0xff, 10]))
+    const corrupt = join(dir, 'stack-corrupt.jsonl')
+    writeFileSync(corrupt, '{"type":"header","version":1}\n{"id":"u1","role":"user","parts":[{"type":"text","id":"p","text":"hi"}]}\nnot json\n')
+    const invalid = join(dir, 'stack-invalid.jsonl')
+    writeFileSync(invalid, '{"id":"u1","role":"user","parts":[{"type":"text","text":"no part id"}]}\n')
+    const failures: Array<[string[], number]> = [
+      [['inspect', join(dir, 'missing.jsonl')], 3],
+      [['inspect', garbage], 3],
+      [['inspect', dir], 3],
+      [['inspect', invalid], 3],
+      [['inspect', corrupt], 3],
+      [['convert', PI, '--to', 'openai', '--out', join(dir, 'no-such-dir', 'out.json')], 1],
+      [['compact', PI, '--summarizer', 'openai-compatible', '--base-url', 'http://127.0.0.1:1/v1', '--model', 'm', '--no-fallback'], 1],
+      [['inspect', PI, '--context', 'lots'], 2],
+      [['frobnicate'], 2],
+    ]
+    const runs = await Promise.all(failures.map(([args]) => cli(args)))
+    for (const [i, [args, code]] of failures.entries()) {
+      const r = runs[i]!
+      const what = args.join(' ')
+      expect(r.code, what).toBe(code)
+      expect(r.stderr, what).toMatch(/^contextfold: \S/)
+      expect(r.stderr, what).not.toMatch(/^\s+at /m)
+      // Usage errors add commander's hint line; every other failure is one line.
+      if (code !== 2) expect(r.stderr.trim().split('\n'), what).toHaveLength(1)
+    }
+    const coded = await Promise.all(failures.map(([args]) => cli([...args, '--json'])))
+    for (const [i, r] of coded.entries()) expect(JSON.parse(r.stdout).error?.code ?? JSON.parse(r.stdout).error, failures[i]![0].join(' ')).toMatch(/^CF_/)
+    const debug = await cli(['compact', PI, '--summarizer', 'openai-compatible', '--base-url', 'http://127.0.0.1:1/v1', '--model', 'm', '--no-fallback'], {
+      env: { CONTEXTFOLD_DEBUG: '1' },
+    })
+    expect(debug.code).toBe(1)
+    expect(debug.stderr).toMatch(/^\s+at /m)
   })
 
   it('--help for every command and --version', async () => {

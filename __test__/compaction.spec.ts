@@ -3,8 +3,8 @@
 // compaction is recorded.
 import { describe, expect, it } from 'vitest'
 
-import { Session } from '../index.js'
-import type { CompactionPlan, Message } from '../index.js'
+import { Session } from '../native.js'
+import type { CompactionPlan, Message } from '../native.js'
 import {
   MODEL,
   assistant,

@@ -6,8 +6,8 @@ import { countTokens as gptO200k } from 'gpt-tokenizer/encoding/o200k_base'
 import { getEncoding } from 'js-tiktoken'
 import { describe, expect, it } from 'vitest'
 
-import { Session, countTokens, countTokensAsync, estimateTokens, prune } from '../index.js'
-import type { Message, Part } from '../index.js'
+import { Session, countTokens, countTokensAsync, estimateTokens, prune } from '../native.js'
+import type { Message, Part } from '../native.js'
 import { checkToolPairs, exact, INTERRUPTED, msgTokens } from './helpers.js'
 
 const CORPUS = fileURLToPath(new URL('../../shared/corpus/', import.meta.url))

@@ -15,8 +15,8 @@ import {
   toModelMessages,
   turns,
   usable,
-} from '../index.js'
-import type { Message } from '../index.js'
+} from '../native.js'
+import type { Message } from '../native.js'
 import { MODEL, exact, expectCode, expectRejectCode, user } from './helpers.js'
 
 type Case = [name: string, message: unknown, mustMention: string[]]

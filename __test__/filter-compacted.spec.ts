@@ -2,8 +2,8 @@
 // kept tail, then everything after; a summary counts only if `summary && finish && !error`.
 import { describe, expect, it } from 'vitest'
 
-import { Session, filterCompacted } from '../index.js'
-import type { Message } from '../index.js'
+import { Session, filterCompacted } from '../native.js'
+import type { Message } from '../native.js'
 import { assistant, exact, expectCode, ids, request, sumTokens, summary, user } from './helpers.js'
 
 const base = (): Message[] => [

@@ -12,8 +12,8 @@ import {
   importTranscript,
   importTranscriptAsync,
   toModelMessages,
-} from '../index.js'
-import type { AnthropicRequest, ImportResult, Message, OpenAIChatMessage, TranscriptFormat } from '../index.js'
+} from '../native.js'
+import type { AnthropicRequest, ImportResult, Message, OpenAIChatMessage, TranscriptFormat } from '../native.js'
 import { INTERRUPTED, MODEL } from './helpers.js'
 
 const CORPUS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'shared', 'corpus')

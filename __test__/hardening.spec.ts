@@ -2,8 +2,8 @@
 // bounded memory, without crashing or hanging the process.
 import { describe, expect, it } from 'vitest'
 
-import { Session } from '../index.js'
-import type { Message } from '../index.js'
+import { Session } from '../native.js'
+import type { Message } from '../native.js'
 
 const OPTS = { model: { limit: { context: 200_000, output: 32_000 } }, tokenizer: 'estimate' as const }
 
@@ -55,7 +55,7 @@ describe('adversarial files and histories', () => {
     const { mkdtempSync, writeFileSync } = await import('node:fs')
     const { tmpdir } = await import('node:os')
     const { join } = await import('node:path')
-    const { importTranscript } = await import('../index.js')
+    const { importTranscript } = await import('../native.js')
     const path = join(mkdtempSync(join(tmpdir(), 'cf-utf8-')), 'bad.jsonl')
     const line = (text: string) =>
       Buffer.from(JSON.stringify({ role: 'user', content: text }) + '\n', 'utf8')
@@ -66,7 +66,7 @@ describe('adversarial files and histories', () => {
   })
 
   it('a cycle in the parent links of a Claude Code tree stops with a warning', async () => {
-    const { importTranscript } = await import('../index.js')
+    const { importTranscript } = await import('../native.js')
     const lines = [
       { type: 'user', uuid: 'a', parentUuid: 'b', sessionId: 's', message: { role: 'user', content: 'hello' } },
       { type: 'assistant', uuid: 'b', parentUuid: 'a', sessionId: 's', message: { id: 'r1', role: 'assistant', content: [{ type: 'text', text: 'hi' }] } },

@@ -1,7 +1,7 @@
 // Message builders and small assertion helpers shared by the specs.
 import { expect } from 'vitest'
 
-import { Session } from '../index.js'
+import { Session } from '../native.js'
 import type {
   CompactionConfig,
   FilePart,
@@ -12,7 +12,7 @@ import type {
   SessionOptions,
   ToolPart,
   ToolState,
-} from '../index.js'
+} from '../native.js'
 
 /** The marker opencode (and contextfold) put in place of a pruned tool output. */
 export const PRUNED = '[Old tool result content cleared]'

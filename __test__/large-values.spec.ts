@@ -3,8 +3,8 @@
 // own properties, plain prototypes, `__proto__` kept as data, numbers, nulls and non-ASCII text.
 import { describe, expect, it } from 'vitest'
 
-import { Session, filterCompacted, importTranscript, toModelMessages } from '../index.js'
-import type { Message, ToolPart } from '../index.js'
+import { Session, filterCompacted, importTranscript, toModelMessages } from '../native.js'
+import type { Message, ToolPart } from '../native.js'
 import { MODEL } from './helpers.js'
 
 // Whole repeats only: cutting would split a surrogate pair.

@@ -2,8 +2,8 @@
 // cleared / interrupted / stripped content, head+tail truncation.
 import { describe, expect, it } from 'vitest'
 
-import { Session, toModelMessages } from '../index.js'
-import type { ConvertOptions, Message, ModelMessage } from '../index.js'
+import { Session, toModelMessages } from '../native.js'
+import type { ConvertOptions, Message, ModelMessage } from '../native.js'
 import {
   INTERRUPTED,
   PRUNED,

@@ -1,8 +1,8 @@
 // usable / isOverflow (DESIGN §6, opencode rules) and the session's pressure tiers.
 import { describe, expect, it } from 'vitest'
 
-import { Session, isOverflow, usable } from '../index.js'
-import type { ModelInfo } from '../index.js'
+import { Session, isOverflow, usable } from '../native.js'
+import type { ModelInfo } from '../native.js'
 import { answered, expectCode, exact, user } from './helpers.js'
 
 const m = (context: number, input?: number, output?: number): ModelInfo => {

@@ -4,8 +4,8 @@ import fc from 'fast-check'
 import { countTokens as gptO200k } from 'gpt-tokenizer/encoding/o200k_base'
 import { describe, expect, it } from 'vitest'
 
-import { Session, countTokens, estimateTokens, filterCompacted, isOverflow, prune, toModelMessages, usable } from '../index.js'
-import type { CompactionConfig, Message, ModelInfo, ModelMessage, Part } from '../index.js'
+import { Session, countTokens, estimateTokens, filterCompacted, isOverflow, prune, toModelMessages, usable } from '../native.js'
+import type { CompactionConfig, Message, ModelInfo, ModelMessage, Part } from '../native.js'
 import { MODEL, checkToolPairs, msgTokens, referenceView } from './helpers.js'
 
 const RUNS = Number(process.env.CF_PROPERTY_RUNS ?? 150)

@@ -3,8 +3,8 @@
 // tool output, prune only if more than pruneMinimum would be freed, mark compactedAt.
 import { describe, expect, it } from 'vitest'
 
-import { Session, prune, toModelMessages } from '../index.js'
-import type { CompactionConfig, Message, ToolPart } from '../index.js'
+import { Session, prune, toModelMessages } from '../native.js'
+import type { CompactionConfig, Message, ToolPart } from '../native.js'
 import {
   PRUNED,
   answered,

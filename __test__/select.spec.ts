@@ -3,8 +3,8 @@
 // compaction request, a summary or an errored answer.
 import { describe, expect, it } from 'vitest'
 
-import { Session, select, splitTurn, turns } from '../index.js'
-import type { Message, ModelInfo } from '../index.js'
+import { Session, select, splitTurn, turns } from '../native.js'
+import type { Message, ModelInfo } from '../native.js'
 import { MODEL, assistant, exact, expectCode, ids, msgTokens, request, summary, system, user, words } from './helpers.js'
 
 const T = (m: Message) => msgTokens(m)

@@ -10,8 +10,8 @@ import {
   select as selectFn,
   toModelMessages as toModelMessagesFn,
   turns as turnsFn,
-} from '../index.js'
-import type { Message } from '../index.js'
+} from '../native.js'
+import type { Message } from '../native.js'
 import {
   MODEL,
   answered,
@@ -46,7 +46,7 @@ function history(): Message[] {
 
 describe('the package', () => {
   it('loads the native binding and exports the documented API', async () => {
-    const api = await import('../index.js')
+    const api = await import('../native.js')
     expect(api.__napiBindingTarget).toBe('native')
     for (const name of [
       'countTokens',

@@ -7,7 +7,7 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { SessionStore } = require('../index.js')
+const { SessionStore } = require('../native.js')
 
 const [mode, path, firstArg] = process.argv.slice(2)
 const say = (line) => process.stdout.write(`${line}\n`)

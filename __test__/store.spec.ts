@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { Session, SessionStore, filterCompacted } from '../index.js'
-import type { Message, SessionOptions } from '../index.js'
+import { Session, SessionStore, filterCompacted } from '../native.js'
+import type { Message, SessionOptions } from '../native.js'
 import {
   MODEL,
   assistant,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { countTokens as gptO200k } from 'gpt-tokenizer/encoding/o200k_base'
 import { countTokens as gptCl100k } from 'gpt-tokenizer/encoding/cl100k_base'
 
-import { countTokens, countTokensAsync, estimateTokens } from '../index.js'
+import { countTokens, countTokensAsync, estimateTokens } from '../native.js'
 import { expectCode, expectRejectCode, rng, words } from './helpers.js'
 
 const noSpecial = { disallowedSpecial: new Set<string>() }

@@ -12,7 +12,7 @@ import { timeMedian } from './timing.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const require = createRequire(import.meta.url)
-const { importTranscript } = require('../index.js')
+const { importTranscript } = require('../native.js')
 const CORPUS = join(here, '..', '..', 'shared', 'corpus')
 const RUNS = 7
 const LARGEST = 8

@@ -5,7 +5,7 @@ import { corpusChunks, corpusStrings, clip, rng } from './corpus-text.mjs'
 import { now, msSince, median, log, isMain } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
-const { Session, countTokens, estimateTokens } = require('../index.js')
+const { Session, countTokens, estimateTokens } = require('../native.js')
 
 export const SIZES = [100, 1_000, 10_000]
 export const TOKENIZERS = ['o200k', 'estimate']

@@ -40,7 +40,7 @@ function environment(started) {
     loadStart: loadavg(),
     addon: 'contextfold.linux-x64-gnu.node',
     addonMtime: statSync(addon).mtime.toISOString(),
-    binding: require('../index.js').__napiBindingTarget,
+    binding: require('../native.js').__napiBindingTarget,
   }
 }
 

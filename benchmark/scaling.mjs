@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 import { msSince, now, log, timeMedian } from './timing.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
-const { Session } = createRequire(import.meta.url)(join(here, '..', 'index.js'))
+const { Session } = createRequire(import.meta.url)(join(here, '..', 'native.js'))
 const SIZES = [1_000, 10_000, 100_000]
 const OPTS = { model: { limit: { context: 200_000, output: 32_000 } }, tokenizer: 'estimate', compaction: { pruneProtect: 2_000, pruneMinimum: 100 } }
 

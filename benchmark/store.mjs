@@ -17,7 +17,7 @@ import { now, msSince, median, log, isMain } from './timing.mjs'
 import { rng } from './corpus-text.mjs'
 
 const require = createRequire(import.meta.url)
-const { SessionStore, estimateTokens } = require('../index.js')
+const { SessionStore, estimateTokens } = require('../native.js')
 
 export const MESSAGES = 10_000
 const RUNS = 7

@@ -6,7 +6,7 @@ import { COUNTERS } from './tokenizers.mjs'
 import { now, msSince, median, log, isMain, timeMedian } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
-const cf = require('../index.js')
+const cf = require('../native.js')
 
 const TARGET_BYTES = 6e6
 // Warm-up text is other corpus strings than the timed text: JIT and piece caches get warm on agent

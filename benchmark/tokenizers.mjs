@@ -7,7 +7,7 @@ const require = createRequire(import.meta.url)
 export const COUNTERS = {
   // Native: N-API call per text; counts without building a token vector.
   contextfold: async () => {
-    const cf = require('../index.js')
+    const cf = require('../native.js')
     return (text) => cf.countTokens(text, 'o200k')
   },
   // `Tokenizer#count` is its counting entry point (README: "Estimate tokens using an encoding").

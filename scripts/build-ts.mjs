@@ -1,14 +1,13 @@
 #!/usr/bin/env node
 // Builds the TypeScript layer (ts/ -> dist/) with the project's `tsc`, then marks dist/ as ES modules
-// (the package root stays CommonJS for the napi loader `index.js`). Used by `npm install` and
-// `npm run build:ts`. An installed package ships dist/ and no ts/: nothing to do then.
+// (the package root stays CommonJS for the native loader `native.js`). Used by `npm install` in a
+// clone (the `prepare` script) and `npm run build:ts`.
 import { spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
-if (!existsSync(join(root, 'ts'))) process.exit(0)
 
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc')
 if (!existsSync(tsc)) {

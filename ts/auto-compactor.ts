@@ -1,6 +1,6 @@
 // AutoCompactor: call `afterStep()` after each model step; it reports pressure, prunes at the prune
 // tier, compacts on overflow, and stops itself after repeated failures or ineffective compactions.
-import type { ContextUsage, Message, PruneResult, Session } from '../index.js'
+import type { ContextUsage, Message, PruneResult, Session } from '../native.js'
 import { compact, recordSummarized, summarizeAhead, type Summarized } from './compact.js'
 import type { CompactOptions, CompactionResult } from './types.js'
 
@@ -36,9 +36,9 @@ export interface AutoCompactorOptions
   /**
    * Speculative compaction: when usage crosses this share of the usable window (e.g. 0.7), a
    * snapshot of the context is summarized in the background (abortable, one at a time). At
-   * overflow, if the session still starts with that snapshot, its summary is recorded at once and
-   * only the messages since the snapshot stay verbatim; otherwise it is discarded and the
-   * compaction runs as usual. Off by default.
+   * overflow, if the session still starts with that snapshot and the user has made no new request
+   * since, its summary is recorded at once and only the messages since the snapshot stay verbatim;
+   * otherwise it is discarded and the compaction runs as usual. Off by default.
    */
   speculateAt?: number
 }
@@ -68,6 +68,12 @@ interface Speculation {
   ids: string[]
   snapshot: string[]
   promise: Promise<Summarized | CompactionResult | undefined>
+}
+
+/** A request the user typed (not a summary's request, not injected text only). */
+function isUserRequest(m: Message): boolean {
+  if (m.role !== 'user' || m.parts.some((p) => p.type === 'compaction')) return false
+  return m.parts.some((p) => p.type === 'text' && p.synthetic !== true && typeof p.text === 'string' && p.text.trim() !== '')
 }
 
 /** A message the verbatim tail may start on (the native rule): a user or assistant message that is not a summary, a compaction request or an errored answer. */
@@ -176,7 +182,10 @@ export class AutoCompactor {
     const context = this.session.context()
     const prefix =
       context.length > spec.ids.length && spec.ids.every((id, i) => context[i]?.id === id && JSON.stringify(context[i]) === spec.snapshot[i])
-    const tail = prefix ? context.slice(spec.ids.length).find(canStartTail) : undefined
+    const since = prefix ? context.slice(spec.ids.length) : []
+    // A request the user made since the snapshot makes the summary's "current work" stale: it
+    // would present an older request as the one to continue. Summarize afresh instead.
+    const tail = since.some(isUserRequest) ? undefined : since.find(canStartTail)
     if (!tail) {
       spec.controller.abort()
       return undefined

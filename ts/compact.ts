@@ -1,6 +1,6 @@
 // compact(): plan natively, summarize (history and split-turn prefix in parallel), validate, fall back,
 // record the summary, then continue or replay. The session changes only in the last, synchronous step.
-import type { CompactionPlan, Message, PrepareOptions, Session, SummaryInput, Usage } from '../index.js'
+import type { CompactionPlan, Message, PrepareOptions, Session, SummaryInput, Usage } from '../native.js'
 import {
   abortError,
   classifyError,

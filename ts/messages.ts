@@ -1,5 +1,5 @@
 // Messages compact() appends after the summary: opencode's auto-continue message and the overflow replay.
-import type { FilePart, Message, Part, Session } from '../index.js'
+import type { FilePart, Message, Part, Session } from '../native.js'
 import { CONTINUE_TEXT, MEDIA_NOTICE } from './prompt.js'
 
 let counter = 0

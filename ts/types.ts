@@ -1,5 +1,5 @@
 // Public types of the TypeScript layer.
-import type { Audit, CompactionPlan, Message, Session, Usage } from '../index.js'
+import type { Audit, CompactionPlan, Message, Session, Usage } from '../native.js'
 import type { CompactError } from './errors.js'
 
 /** Summary templates: opencode/pi's anchored sections (default), Claude Code's 9 sections, Hermes's reference snapshot. */

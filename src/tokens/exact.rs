@@ -8,6 +8,7 @@ use std::sync::Once;
 
 use rustc_hash::FxHashMap;
 
+use super::tables;
 use crate::error::{CfError, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,8 +37,8 @@ impl Encoding {
 
     fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
         match self {
-            Encoding::O200k => bpe_openai::o200k_base(),
-            Encoding::Cl100k => bpe_openai::cl100k_base(),
+            Encoding::O200k => tables::o200k(),
+            Encoding::Cl100k => tables::cl100k(),
         }
     }
 }

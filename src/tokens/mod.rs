@@ -4,6 +4,7 @@ mod count;
 mod entry;
 mod estimate;
 mod exact;
+mod tables;
 
 pub use count::{Counter, MessageCount, PartCount, MESSAGE_OVERHEAD};
 pub use entry::Entry;

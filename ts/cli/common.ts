@@ -2,8 +2,8 @@
 // context (colours, progress, abort signal), and reading the input into a native Session.
 import { InvalidArgumentError, Option, type Command } from 'commander'
 
-import { Session } from '../../index.js'
-import type { SessionOptions, TokenizerName } from '../../index.js'
+import { Session } from '../../native.js'
+import type { SessionOptions, TokenizerName } from '../../native.js'
 import { inputError } from './errors.js'
 import { colorsFor, plural, type Colors } from './format.js'
 import { INPUT_FORMATS, loadInput, type InputFormat, type LoadedInput } from './load.js'

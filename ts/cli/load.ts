@@ -3,8 +3,8 @@
 // session store (first line `{"type":"header",...}`, read with the native SessionStore).
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 
-import { importTranscriptAsync } from '../../index.js'
-import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../../index.js'
+import { importTranscriptAsync } from '../../native.js'
+import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
 import { isStoreHeader, sessionStore } from './store.js'
 

@@ -3,7 +3,7 @@
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 
-import type { Message, SessionOptions } from '../../index.js'
+import type { Message, SessionOptions } from '../../native.js'
 import { CliError, EXIT, outputError } from './errors.js'
 import { sessionStore } from './store.js'
 

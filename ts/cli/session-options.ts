@@ -1,5 +1,5 @@
 // Session options from the command line: the model window (--context, --output) and the tokenizer.
-import type { SessionOptions, TokenizerName } from '../../index.js'
+import type { SessionOptions, TokenizerName } from '../../native.js'
 
 export const DEFAULT_CONTEXT = 200_000
 /** Output tokens assumed when --output is not given: 32,000, at most a quarter of the window. */

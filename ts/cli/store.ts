@@ -2,7 +2,7 @@
 // (append-only JSONL whose first line is a `{"type":"header",...}` record).
 import { createRequire } from 'node:module'
 
-import type { Message, Session, SessionOptions } from '../../index.js'
+import type { Message, Session, SessionOptions } from '../../native.js'
 
 export interface StoreWarning {
   /** 1-based line (1 is the header). */
@@ -40,7 +40,7 @@ let cached: SessionStoreClass | null | undefined
 /** The native `SessionStore` class, or `undefined` when the loaded addon has none. */
 export function sessionStore(): SessionStoreClass | undefined {
   if (cached === undefined) {
-    const native = createRequire(import.meta.url)('../../index.js') as { SessionStore?: unknown }
+    const native = createRequire(import.meta.url)('../../native.js') as { SessionStore?: unknown }
     const cls = native.SessionStore as Partial<SessionStoreClass> | undefined
     cached = cls && typeof cls.open === 'function' ? (cls as SessionStoreClass) : null
   }

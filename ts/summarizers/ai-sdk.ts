@@ -1,6 +1,6 @@
 // A summarizer over the AI SDK's `generateText`, for any `LanguageModel` (ai v5 and later). `ai` is an
 // optional peer dependency: it is imported only when the summarizer runs.
-import type { Usage } from '../../index.js'
+import type { Usage } from '../../native.js'
 import { SummaryFailedError, throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryResponse } from '../types.js'
 

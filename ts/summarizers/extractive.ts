@@ -1,8 +1,8 @@
 // The offline summarizer: fills a template's sections from the plan's facts, file lists and previous
 // summary. Deterministic, no network: the CLI's default and `compact()`'s fallback.
-import type { CompactionPlan } from '../../index.js'
+import type { CompactionPlan } from '../../native.js'
 import { InvalidArgumentError, throwIfAborted } from '../errors.js'
-import { escapeText, estimateTokens } from '../../index.js'
+import { escapeText, estimateTokens } from '../../native.js'
 import { unframeSummary } from '../prompt.js'
 import { getTemplate, type DigestKey, type Template } from '../templates.js'
 import type { Summarizer, TemplateName } from '../types.js'
@@ -178,14 +178,36 @@ export function extractiveSummary(plan: CompactionPlan, options: ExtractiveOptio
   return fit(t, items, plan)
 }
 
+/** Words that name things (paths, identifiers, commands): four characters or more. */
+const NAMES = /[A-Za-z0-9_][\w./-]{3,}/g
+
 /**
- * The rendered summary within `plan.summaryBudget` tokens: while it is over, the oldest item of the
- * section with the most droppable items goes. Items that quote a fact the summary must keep
- * (`plan.keep`: requests, constraints, the last error, identifiers, pins) are never dropped.
+ * How often the transcript mentions an item: the count of its most mentioned name. Built once, on
+ * the first drop, from one pass over the transcript.
+ */
+function referenceCounter(plan: CompactionPlan): (item: string) => number {
+  let counts: Map<string, number> | undefined
+  return (item) => {
+    if (!counts) {
+      counts = new Map()
+      for (const block of plan.transcript) for (const [w] of block.matchAll(NAMES)) counts.set(w, (counts.get(w) ?? 0) + 1)
+    }
+    let best = 0
+    for (const [w] of item.matchAll(NAMES)) best = Math.max(best, counts.get(w) ?? 0)
+    return best
+  }
+}
+
+/**
+ * The rendered summary within `plan.summaryBudget` tokens: while it is over, the section with the
+ * most droppable items loses its least referenced item (the oldest among equals), so the most
+ * recent and most referenced stay. Items that quote a fact the summary must keep (`plan.keep`:
+ * requests, constraints, the last error, identifiers, pins) are never dropped.
  */
 function fit(t: Template, items: Map<string, string[]>, plan: CompactionPlan): string {
   const facts = plan.keep.filter((k) => k.kind !== 'readFile' && k.kind !== 'modifiedFile').map((k) => k.text.trim())
   const keeps = (item: string) => item === NOTE || facts.some((f) => f && item.includes(f))
+  const references = referenceCounter(plan)
   let text = render(t, items)
   let dropped = 0
   while (estimateTokens(text) > plan.summaryBudget) {
@@ -196,11 +218,18 @@ function fit(t: Template, items: Map<string, string[]>, plan: CompactionPlan): s
       if (n > bestCount) [best, bestCount] = [list, n]
     }
     if (!best) break
-    best.splice(best.findIndex((i) => !keeps(i)), 1)
+    let victim = -1
+    let fewest = Infinity
+    best.forEach((item, i) => {
+      if (keeps(item)) return
+      const n = references(item)
+      if (n < fewest) [victim, fewest] = [i, n]
+    })
+    best.splice(victim, 1)
     dropped++
     text = render(t, items)
   }
-  return dropped ? `${text}\n\n(${dropped} older items left out to fit the summary budget.)` : text
+  return dropped ? `${text}\n\n(${dropped} less referenced items left out to fit the summary budget.)` : text
 }
 
 const EXTRACTIVE = Symbol.for('contextfold.extractiveSummarizer')

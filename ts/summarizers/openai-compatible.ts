@@ -1,5 +1,5 @@
 // A summarizer over any OpenAI-compatible `/chat/completions` endpoint, with plain `fetch`.
-import type { Usage } from '../../index.js'
+import type { Usage } from '../../native.js'
 import {
   AuthError,
   isPromptTooLong,
