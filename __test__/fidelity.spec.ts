@@ -1,7 +1,7 @@
 // Nothing important is forgotten: the loss audit and its repair, facts carried across compactions,
 // pins (session, store, filterCompacted), secrets kept out of the summarizer's input, and
 // compactions that would not shrink the context.
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -11,6 +11,10 @@ import type { Summarizer, SummaryRequest } from '../dist/index.js'
 import { CONSTRAINT, LAST_ERROR, assistant, contextText, options, plantedSession, smallSession, text, tool, user } from './compact-fixtures.js'
 
 /** A summarizer that forgets everything but a line of prose. */
+const SECRETS = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'secrets.json'), 'utf8')) as {
+  outputs: Array<{ command: string; output: string; secrets: string[]; keep: string[] }>
+}
+
 const forgetful: Summarizer = async () => ({ text: 'Worked on the report command.', finishReason: 'stop' })
 
 const dirs: string[] = []
@@ -131,6 +135,30 @@ describe('secrets', () => {
     for (const secret of ['AKIAIOSFODNN7EXAMPLE', 'ghp_abcdef', 's3cr3t-pw9', 'sk_live_4eC39']) expect(all).not.toContain(secret)
     expect(all).toContain('[REDACTED:aws-access-key]')
     expect(result.plan!.redacted).toBeGreaterThanOrEqual(4)
+  })
+
+  it('a corpus of planted credentials in realistic tool output: none leaks, every look-alike survives', async () => {
+    const s = smallSession(4)
+    for (const [i, o] of SECRETS.outputs.entries()) {
+      s.append(user(`q${i}`, `Step ${i}: check the configuration.`))
+      s.append(assistant(`r${i}`, [tool('bash', { status: 'completed', input: { command: o.command }, output: o.output })]))
+    }
+    for (let t = 0; t < 6; t++) {
+      s.append(user(`z${t}`, `More work ${t} ${'word '.repeat(60)}`))
+      s.append(assistant(`y${t}`, `Did ${t} ${'word '.repeat(60)}`))
+    }
+    for (const summarizer of [extractiveSummarizer(), forgetful]) {
+      const seen: SummaryRequest[] = []
+      const session = Session.fromMessages(s.messages(), s.options)
+      const result = await compact(session, { summarizer: async (req, signal) => (seen.push(req), summarizer(req, signal)) })
+      expect(result.status).toBe('compacted')
+      const sent = JSON.stringify(seen)
+      const all = JSON.stringify({ sent, summary: result.summary, audit: result.audit, messages: result.messages })
+      const leaks = SECRETS.outputs.flatMap((o) => o.secrets).filter((secret) => all.includes(secret))
+      expect(leaks).toEqual([])
+      const lost = SECRETS.outputs.flatMap((o) => o.keep).filter((k) => !seen.some((req) => req.prompt.includes(k)))
+      expect(lost).toEqual([])
+    }
   })
 
   it('can be turned off', async () => {

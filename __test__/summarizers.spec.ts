@@ -9,6 +9,7 @@ import {
   aiSdkSummarizer,
   classifyError,
   compact,
+  estimateTokens,
   extractiveSummary,
   openAICompatibleSummarizer,
   parseSections,
@@ -271,6 +272,31 @@ describe('extractive summary', () => {
     expect(out).toContain(CONSTRAINT)
     expect(out).toContain(LAST_ERROR)
     expect(extractiveSummary(plan, { template: name })).toBe(out)
+  })
+
+  it('over its budget, leaves out the least referenced items first and keeps the facts', () => {
+    const { session } = plantedSession()
+    // Many one-off commands, and one file the conversation keeps coming back to.
+    for (let i = 0; i < 40; i++) {
+      session.append({ id: `uc${i}`, role: 'user', parts: [{ type: 'text', id: `uct${i}`, text: `Check step ${i} in src/hot/ledger.ts again.` }] })
+      session.append({
+        id: `ac${i}`,
+        role: 'assistant',
+        parts: [
+          { type: 'tool', id: `act${i}`, callID: `cc${i}`, tool: 'bash', state: { status: 'completed', input: { command: `tool${i} --flag value${i}` }, output: 'ok' } },
+          { type: 'text', id: `acx${i}`, text: 'Checked src/hot/ledger.ts.' },
+        ],
+      })
+    }
+    session.append({ id: 'uz', role: 'user', parts: [{ type: 'text', id: 'uzt', text: 'Keep going.' }] })
+    const plan = session.prepareCompaction({ upTo: 'ac39' })!
+    const full = extractiveSummary(plan)
+    const small = extractiveSummary({ ...plan, summaryBudget: Math.floor(estimateTokens(full) * 0.6) })
+    expect(estimateTokens(small)).toBeLessThan(estimateTokens(full))
+    expect(small).toMatch(/less referenced items left out to fit the summary budget/)
+    expect(small).toContain('src/hot/ledger.ts')
+    expect(small).toContain(CONSTRAINT)
+    expect(small).toContain(LAST_ERROR)
   })
 
   it('quotes only the user messages that state a constraint or preference under Constraints', () => {

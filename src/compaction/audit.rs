@@ -178,7 +178,8 @@ pub fn facts_to_keep(
 }
 
 /// Checks `facts` against `seen` (the summary and the kept messages, as the model reads them) and
-/// builds the Preserved section for the missing ones, in the order given, within `budget` tokens.
+/// builds the Preserved section for the missing ones, most important kind first, within `budget`
+/// tokens (the latest request is never dropped: it is restored whole even past the budget).
 pub fn audit(facts: &[Fact], seen: &str, budget: u64, counter: &Counter) -> Audit {
     let haystack = normalize(seen);
     let mut a = Audit::default();
@@ -194,7 +195,8 @@ pub fn audit(facts: &[Fact], seen: &str, budget: u64, counter: &Counter) -> Audi
         }
         let line = f.line();
         let cost = counter.text(&line) + 1;
-        if used + cost > budget {
+        // The latest request is restored whatever it costs: the agent must know what it was asked.
+        if used + cost > budget && f.kind != FactKind::Request {
             a.dropped.push(Dropped {
                 fact: f.clone(),
                 reason: format!("the Preserved section is limited to {budget} tokens and this needs {cost} more"),
@@ -281,6 +283,34 @@ mod tests {
             .dropped
             .iter()
             .all(|d| d.fact.kind == FactKind::ReadFile && d.reason.contains("limited to 200 tokens")));
+    }
+
+    #[test]
+    fn the_latest_request_is_restored_whole_past_any_budget() {
+        let long = format!("Port the exporter to the new API. {}", "Keep every field as it is. ".repeat(400));
+        let facts = Facts { latest_request: Some(long.clone()), ..Facts::default() };
+        let keep = facts_to_keep(&[], &facts, &[], &[], &[]);
+        let a = audit(&keep, "", 100, &counter());
+        assert!(a.dropped.is_empty());
+        assert_eq!(a.restored[0].text, long);
+        assert!(a.section.unwrap().contains(long.trim()));
+    }
+
+    #[test]
+    fn a_pin_over_the_budget_is_reported_not_dropped_silently() {
+        let pin = |id: &str, text: String| Pin { id: id.into(), message_id: None, text, note: None };
+        let keep = facts_to_keep(
+            &[],
+            &Facts::default(),
+            &[pin("small", "deploy target 10.0.0.7".into()), pin("big", "log line ".repeat(500))],
+            &[],
+            &[],
+        );
+        let a = audit(&keep, "", 120, &counter());
+        assert_eq!(a.restored.iter().map(|f| f.text.as_str()).collect::<Vec<_>>(), ["deploy target 10.0.0.7"]);
+        assert_eq!(a.dropped.len(), 1);
+        assert_eq!(a.dropped[0].fact.kind, FactKind::Pin);
+        assert!(a.dropped[0].reason.contains("limited to 120 tokens"));
     }
 
     #[test]

@@ -21,6 +21,7 @@ pub fn import_swe_agent(records: &[Record], b: &mut Builder) {
             b.warn(r.line, "no `history` list in the trajectory");
             continue;
         };
+        omit_other_keys(&r.value, "history", b);
         let mut chat = Chat::new(TextActions::Field);
         for m in history {
             chat.message(r.line, m, b);
@@ -45,6 +46,7 @@ pub fn import_mini(records: &[Record], b: &mut Builder) {
                 }
             },
         };
+        omit_other_keys(&r.value, "messages", b);
         let fenced = messages.iter().any(|m| {
             m.get("role").and_then(Value::as_str) == Some("assistant")
                 && m.get("tool_calls").is_none()
@@ -54,5 +56,13 @@ pub fn import_mini(records: &[Record], b: &mut Builder) {
         for m in messages {
             chat.message(r.line, m, b);
         }
+    }
+}
+
+/// The trajectory's other top-level fields (`info`, `trajectory`, `replay_config`, `environment`...):
+/// run metadata and a per-step copy of the conversation, reported in `stats.omitted` by name.
+fn omit_other_keys(doc: &Value, conversation: &str, b: &mut Builder) {
+    if let Some(obj) = doc.as_object() {
+        obj.keys().filter(|k| k.as_str() != conversation).for_each(|k| b.omit(k));
     }
 }

@@ -636,3 +636,15 @@ fn copilot_cli_keeps_what_the_model_received_and_the_usage() {
     assert_eq!(imp.stats.omitted.get("session.start"), Some(&1));
     identity_holds(&imp);
 }
+
+#[test]
+fn swe_agent_trajectories_report_the_fields_left_out() {
+    let imp = import_transcript(&read("swe-agent/marshmallow-1867-function-calling.traj"), None).unwrap();
+    for key in ["trajectory", "info"] {
+        assert_eq!(imp.stats.omitted.get(key), Some(&1), "{key}: {:?}", imp.stats.omitted);
+    }
+    assert!(!imp.stats.omitted.contains_key("history"));
+    let mini = import_transcript(&read("mini-swe-agent/django-13265-deepseek-toolcalls.traj.json"), None).unwrap();
+    assert_eq!(mini.stats.omitted.get("info"), Some(&1), "{:?}", mini.stats.omitted);
+    assert!(!mini.stats.omitted.contains_key("messages"));
+}

@@ -132,15 +132,16 @@ pub fn facts<'a>(
             continue;
         }
         if m.is_user() {
-            if let Some(text) = request_text(m) {
-                let text = quote(&text);
+            if let Some(full) = request_text(m) {
+                let text = quote(&full);
                 for s in sentences(&text) {
                     if is_constraint(&s) {
                         push_unique(&mut f.constraints, s);
                     }
                 }
                 identifiers_in(&text, &mut f.identifiers);
-                f.latest_request = Some(text.clone());
+                // The latest request stays whole: it is restored verbatim, however long.
+                f.latest_request = Some(full.trim().to_string());
                 f.user_messages.push(text);
             }
             continue;
@@ -204,7 +205,7 @@ pub fn facts<'a>(
     for m in kept {
         pos += 1;
         if let Some(text) = request_text(m) {
-            f.latest_request = Some(quote(&text));
+            f.latest_request = Some(text.trim().to_string());
             f.latest_request_kept = true;
         }
         for p in &m.parts {
@@ -269,6 +270,16 @@ mod tests {
         assert_eq!(f.decisions, ["I'll switch to the stable toolchain instead of nightly."]);
         assert_eq!(f.latest_request.as_deref(), Some("Fix the bug. Never touch main.rs"));
         assert!(!f.latest_request_kept);
+    }
+
+    #[test]
+    fn the_latest_request_is_whole_however_long() {
+        let long = format!("Migrate the config loader. {}", "x".repeat(QUOTE_MAX_CHARS * 3));
+        let m = msg(json!({"id": "u", "role": "user", "parts": [{"type": "text", "id": "t", "text": long}]}));
+        assert_eq!(facts([&m], []).latest_request.as_deref(), Some(long.as_str()));
+        assert_eq!(facts([], [&m]).latest_request.as_deref(), Some(long.as_str()));
+        // Other uses of user text stay quoted (head and tail).
+        assert!(facts([&m], []).user_messages[0].len() < long.len());
     }
 
     #[test]

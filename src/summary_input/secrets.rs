@@ -50,8 +50,8 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         rule("connection-string-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\x22']+:([^\s@/\x22']{3,})@", 1),
         rule(
             "secret-assignment",
-            r#"(?i)\b[A-Z0-9_.-]*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth)[A-Z0-9_.-]*\x22?\s*[:=]\s*[\x22']?([^\s\x22',;`]{8,})"#,
-            1,
+            r#"(?i)\b(?P<name>[A-Z0-9_.-]*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth)[A-Z0-9_.-]*)\x22?\s*[:=]\s*[\x22']?([^\s\x22',;`]{8,})"#,
+            2,
         ),
     ]
 });
@@ -81,6 +81,17 @@ fn high_entropy(s: &str) -> bool {
     !hex && digits >= 2 && upper >= 2 && lower >= 2 && slashes * 12 < t.len() && entropy(t) >= 4.3
 }
 
+/// Whether a secret-looking name is assigned a secret rather than code (`token = getToken()`) or a
+/// reference (`API_KEY=${API_KEY}`): a value with a digit, or any plain value of an `.env`-style
+/// upper-case name that is not a path (`DB_PASSWORD=correcthorsebattery`, not `TOKEN_FILE=/run/token`).
+fn assigned_secret(c: &Captures<'_>, value: &str) -> bool {
+    if value.bytes().any(|b| b.is_ascii_digit()) {
+        return true;
+    }
+    let env_name = c.name("name").is_some_and(|n| !n.as_str().bytes().any(|b| b.is_ascii_lowercase()));
+    env_name && !value.starts_with(['/', '.', '~']) && !value.bytes().any(|b| b"(){}$<>[]".contains(&b))
+}
+
 /// `text` with every secret replaced by `[REDACTED:<kind>]`, and how many were replaced.
 pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
     let mut out = Cow::Borrowed(text);
@@ -93,10 +104,7 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
             r.re.replace_all(&out, |c: &Captures<'_>| {
                 let whole = c.get(0).expect("group 0 always matches");
                 match c.get(r.group) {
-                    // A name like `token = getToken()` assigns code, not a secret: values need a digit.
-                    Some(secret)
-                        if r.kind == "secret-assignment" && !secret.as_str().bytes().any(|b| b.is_ascii_digit()) =>
-                    {
+                    Some(secret) if r.kind == "secret-assignment" && !assigned_secret(c, secret.as_str()) => {
                         whole.as_str().to_string()
                     }
                     Some(secret) if !REDACTED.is_match(secret.as_str()) => {
@@ -143,6 +151,7 @@ mod tests {
             ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "private-key"),
             ("OPENAI_API_KEY=sk-proj-Abcdefghijklmnop1234567890", "openai-key"),
             ("password = \"hunter2hunter2\"", "secret-assignment"),
+            ("DB_PASSWORD=correcthorsebattery", "secret-assignment"),
         ];
         for (text, kind) in cases {
             let (out, n) = redact(text);
@@ -165,6 +174,10 @@ mod tests {
             "the token budget is 2000 tokens; password reset flow in auth.rs",
             "https://github.com/org/repo/pull/42",
             "const token = getToken();",
+            "API_KEY=${API_KEY}",
+            "AUTH_MODE=oauth",
+            "TOKEN_FILE=/run/secrets/token",
+            "passwordField = form.elements.password",
         ];
         for text in keep {
             assert_eq!(redact(text), (Cow::Borrowed(text), 0), "{text}");
