@@ -851,3 +851,4 @@ module.exports.splitTurn = nativeBinding.splitTurn
 module.exports.toModelMessages = nativeBinding.toModelMessages
 module.exports.turns = nativeBinding.turns
 module.exports.usable = nativeBinding.usable
+module.exports.usageFromProvider = nativeBinding.usageFromProvider

@@ -683,3 +683,11 @@ export declare function turns(messages: Message[]): Array<Turn>
 
 /** Tokens a context may hold before it overflows (0 when the window is unknown). */
 export declare function usable(args: { model: ModelInfo; cfg?: CompactionConfig }): number
+
+/**
+ * A provider's usage report as a contextfold `Usage` (`input` without the cached tokens): AI SDK
+ * v5, v6 and v7 step usage, the provider specification's nested shape, OpenAI chat and responses,
+ * Anthropic. `undefined` when `usage` is no usage report. The one mapping the importers and the
+ * summarizers share.
+ */
+export declare function usageFromProvider(usage: unknown): Usage | undefined

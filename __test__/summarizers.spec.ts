@@ -4,16 +4,16 @@ import { APICallError } from 'ai'
 import { MockLanguageModelV2 } from 'ai/test'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
+import { aiSdkSummarizer } from '../dist/ai/index.js'
 import {
   TEMPLATES,
-  aiSdkSummarizer,
   classifyError,
   compact,
   estimateTokens,
   extractiveSummary,
   openAICompatibleSummarizer,
   parseSections,
-  usageFromAiSdk,
+  usageFromProvider,
 } from '../dist/index.js'
 import type { CompactionPlan, SummaryRequest } from '../dist/index.js'
 import { plantedSession, smallSession, snapshot, CONSTRAINT, LAST_ERROR } from './compact-fixtures.js'
@@ -47,7 +47,8 @@ describe('openAICompatibleSummarizer', () => {
     expect(out).toEqual({
       text: 'the summary',
       finishReason: 'stop',
-      usage: { input: 100, output: 20, total: 120, cacheRead: 64, reasoning: 5 },
+      // prompt_tokens (100) include the 64 read from the cache: counted once.
+      usage: { input: 36, output: 20, total: 120, cacheRead: 64, reasoning: 5 },
       model: { providerID: 'openrouter', modelID: 'gpt-x-2025' },
     })
     const req = server.requests[0]!
@@ -153,7 +154,8 @@ describe('aiSdkSummarizer (ai v5, MockLanguageModelV2)', () => {
     expect(JSON.stringify(call.prompt[0])).toContain('summarization assistant')
     expect(JSON.stringify(call.prompt[1])).toContain('<conversation>')
     const summary = s.context().find((m) => m.summary)!
-    expect(summary.tokens).toMatchObject({ input: 300, output: 30, total: 330, cacheRead: 100 })
+    // inputTokens (300) includes the 100 read from the cache: counted once.
+    expect(summary.tokens).toEqual({ input: 200, output: 30, total: 330, cacheRead: 100 })
     expect(summary.model).toMatchObject({ providerID: 'mock-provider' })
   })
 
@@ -215,22 +217,43 @@ describe('aiSdkSummarizer (ai v5, MockLanguageModelV2)', () => {
     const s = aiSdkSummarizer('gateway/model-id', {
       generateText: async (o) => {
         seen.push(o)
-        return { text: 'x', finishReason: 'stop', usage: { inputTokens: 1, outputTokens: 2, inputTokenDetails: { cacheReadTokens: 3, cacheWriteTokens: 4 }, outputTokenDetails: { reasoningTokens: 5 } } }
+        return { text: 'x', finishReason: 'stop', usage: { inputTokens: 10, outputTokens: 2, inputTokenDetails: { noCacheTokens: 3, cacheReadTokens: 3, cacheWriteTokens: 4 }, outputTokenDetails: { reasoningTokens: 5 } } }
       },
       settings: { seed: 7 },
     })
     const out = await s(REQ)
     expect(seen[0]).toMatchObject({ model: 'gateway/model-id', system: 'SYS', prompt: 'PROMPT', maxOutputTokens: 1234, seed: 7 })
-    expect(out).toEqual({ text: 'x', finishReason: 'stop', usage: { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, reasoning: 5 }, model: { providerID: 'ai-sdk', modelID: 'gateway/model-id' } })
+    expect(out).toEqual({ text: 'x', finishReason: 'stop', usage: { input: 3, output: 2, cacheRead: 3, cacheWrite: 4, reasoning: 5, total: 12 }, model: { providerID: 'ai-sdk', modelID: 'gateway/model-id' } })
   })
 })
 
-describe('usageFromAiSdk', () => {
-  it('maps v5 and v6 usage shapes', () => {
-    expect(usageFromAiSdk({ inputTokens: 10, outputTokens: 2, totalTokens: 12, reasoningTokens: 1, cachedInputTokens: 4 })).toEqual({ input: 10, output: 2, total: 12, reasoning: 1, cacheRead: 4 })
-    expect(usageFromAiSdk({ inputTokens: 10, outputTokens: undefined })).toEqual({ input: 10, output: 0 })
-    expect(usageFromAiSdk({})).toBeUndefined()
-    expect(usageFromAiSdk(undefined)).toBeUndefined()
+describe('usageFromProvider: one mapping for every usage shape', () => {
+  it('counts cached input once, in every AI SDK major and provider shape', () => {
+    // v5: inputTokens includes the cached ones.
+    expect(usageFromProvider({ inputTokens: 10, outputTokens: 2, totalTokens: 12, reasoningTokens: 1, cachedInputTokens: 4 })).toEqual({ input: 6, output: 2, total: 12, reasoning: 1, cacheRead: 4 })
+    // v6 / v7 step usage.
+    expect(
+      usageFromProvider({ inputTokens: 100, inputTokenDetails: { noCacheTokens: 90, cacheReadTokens: 10, cacheWriteTokens: 0 }, outputTokens: 20, outputTokenDetails: { textTokens: 18, reasoningTokens: 2 }, totalTokens: 120 }),
+    ).toEqual({ input: 90, output: 20, total: 120, reasoning: 2, cacheRead: 10 })
+    // The provider specification's nested usage (LanguageModelV3 / V4).
+    expect(usageFromProvider({ inputTokens: { total: 100, noCache: 90, cacheRead: 10, cacheWrite: 0 }, outputTokens: { total: 20, text: 18, reasoning: 2 } })).toEqual({ input: 90, output: 20, total: 120, reasoning: 2, cacheRead: 10 })
+    // Anthropic's input_tokens leave the cache out.
+    expect(usageFromProvider({ input_tokens: 50, output_tokens: 5, cache_read_input_tokens: 40, cache_creation_input_tokens: 10 })).toEqual({ input: 50, output: 5, cacheRead: 40, cacheWrite: 10, total: 105 })
+    expect(usageFromProvider({ inputTokens: 10, outputTokens: undefined })).toEqual({ input: 10, output: 0, total: 10 })
+    expect(usageFromProvider({})).toBeUndefined()
+    expect(usageFromProvider(undefined)).toBeUndefined()
+  })
+
+  it('gives the summarizers what the importers record for the same OpenAI response', async () => {
+    const usage = { prompt_tokens: 300, completion_tokens: 30, total_tokens: 330, prompt_tokens_details: { cached_tokens: 100 } }
+    const { importTranscript } = await import('../dist/index.js')
+    const chat = [
+      { role: 'user', content: 'hi' },
+      { role: 'assistant', content: 'hello', extra: { response: { usage, model: 'gpt-4o' } } },
+    ]
+    const imported = importTranscript(JSON.stringify(chat), { format: 'openai-chat' }).messages.find((m) => m.role === 'assistant')
+    expect(imported?.tokens).toEqual(usageFromProvider(usage))
+    expect(usageFromProvider(usage)).toEqual({ input: 200, output: 30, cacheRead: 100, total: 330 })
   })
 })
 

@@ -20,6 +20,8 @@ export type CompactErrorCode =
   | 'CF_PROMPT_TOO_LONG'
   /** A bad option (e.g. `replay` naming a message that is not a user message). */
   | 'CF_INVALID_ARGUMENT'
+  /** The summarizer cannot call its model: no `ai` package in the app, or a model of another `ai` major. */
+  | 'CF_UNSUPPORTED_MODEL'
 
 export interface CompactErrorOptions {
   cause?: unknown
@@ -53,7 +55,7 @@ export class CompactError extends Error {
   }
 }
 
-const FATAL = new Set<CompactErrorCode>(['CF_ABORTED', 'CF_AUTH', 'CF_NETWORK', 'CF_RATE_LIMITED', 'CF_INVALID_ARGUMENT'])
+const FATAL = new Set<CompactErrorCode>(['CF_ABORTED', 'CF_AUTH', 'CF_NETWORK', 'CF_RATE_LIMITED', 'CF_INVALID_ARGUMENT', 'CF_UNSUPPORTED_MODEL'])
 
 export class SummaryFailedError extends CompactError {
   constructor(message: string, options?: CompactErrorOptions) {
@@ -116,6 +118,14 @@ export class InvalidArgumentError extends CompactError {
   constructor(message: string, options?: CompactErrorOptions) {
     super('CF_INVALID_ARGUMENT', message, options)
     this.name = 'InvalidArgumentError'
+  }
+}
+
+/** The summarizer cannot call its model (no `ai` in the app, or a model made for another `ai` major): no fallback hides it. */
+export class UnsupportedModelError extends CompactError {
+  constructor(message: string, options?: CompactErrorOptions) {
+    super('CF_UNSUPPORTED_MODEL', message, options)
+    this.name = 'UnsupportedModelError'
   }
 }
 

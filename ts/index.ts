@@ -23,6 +23,7 @@ export {
   RateLimitError,
   ServerError,
   SummaryFailedError,
+  UnsupportedModelError,
   classifyError,
   isAbortError,
   type CompactErrorCode,
@@ -54,13 +55,6 @@ export {
 export { TEMPLATES, cleanAnswer, getTemplate, templateInstructions, type Template, type TemplateSection } from './templates.js'
 export { extractiveSummarizer, extractiveSummary, isExtractive, parseSections, type ExtractiveOptions } from './summarizers/extractive.js'
 export { openAICompatibleSummarizer, type OpenAICompatibleOptions } from './summarizers/openai-compatible.js'
-export {
-  aiSdkSummarizer,
-  usageFromAiSdk,
-  type AiSdkSummarizerOptions,
-  type GenerateTextLike,
-  type LanguageModelLike,
-} from './summarizers/ai-sdk.js'
 export type {
   BeforeCompactContext,
   BeforeCompactResult,

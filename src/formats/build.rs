@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::{Format, ImportStats, Imported, Warning};
 use crate::message::{
-    CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart, Role, TextPart, Time, ToolPart,
-    ToolState, Usage,
+    usage_from_provider, CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart, Role,
+    TextPart, Time, ToolPart, ToolState, Usage,
 };
 
 /// What a tool call came back with.
@@ -387,15 +387,8 @@ pub fn usage_openai(input: u64, cached: u64, output: u64, reasoning: Option<u64>
 
 /// Takes the usage and model of an OpenAI chat-completions response object into `m`.
 pub fn chat_response(m: &mut Message, resp: &Value) {
-    if let Some(u) = resp.get("usage").filter(|u| u.is_object()) {
-        let cached = u.pointer("/prompt_tokens_details/cached_tokens").and_then(Value::as_u64).unwrap_or(0);
-        m.tokens = Some(usage_openai(
-            count(u, "prompt_tokens"),
-            cached,
-            count(u, "completion_tokens"),
-            None,
-            Some(count(u, "total_tokens")).filter(|&t| t > 0),
-        ));
+    if let Some(u) = resp.get("usage").and_then(usage_from_provider) {
+        m.tokens = Some(u);
     }
     if let Some(model) = resp.get("model").and_then(Value::as_str) {
         m.model = model_ref("", model);

@@ -648,3 +648,22 @@ fn swe_agent_trajectories_report_the_fields_left_out() {
     assert_eq!(mini.stats.omitted.get("info"), Some(&1), "{:?}", mini.stats.omitted);
     assert!(!mini.stats.omitted.contains_key("messages"));
 }
+
+/// The summary's file lists come from each importer's own tool names: every corpus file whose
+/// agent read or edited files through a file tool yields both lists (or the one its agent used).
+#[test]
+fn file_lists_fill_for_every_importers_tool_names() {
+    use crate::summary_input::{track_files, FileOps};
+    let mut by_format: HashMap<String, (usize, usize)> = HashMap::new();
+    for c in CASES {
+        let imp = import_case(c);
+        let mut ops = FileOps::default();
+        track_files(&imp.messages, &mut ops);
+        let e = by_format.entry(format!("{:?}", c.format)).or_default();
+        e.0 += ops.read.len();
+        e.1 += ops.modified.len();
+    }
+    for (format, (read, modified)) in &by_format {
+        assert!(read + modified > 0, "{format}: no file tracked ({by_format:?})");
+    }
+}

@@ -5,11 +5,13 @@ mod envelope;
 pub mod markers;
 mod parse;
 mod part;
+mod provider_usage;
 mod truncate;
 
 pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};
 pub use parse::{check_message, parse_message};
 pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
+pub use provider_usage::usage_from_provider;
 pub use truncate::keep_head_and_tail;
 
 /// `image/*` and PDFs: what `stripMedia` replaces and what counts a fixed token cost.

@@ -225,3 +225,18 @@ pub fn count_tokens_async(
 pub fn escape_text(#[napi(ts_arg_type = "string")] text: Text) -> Result<String> {
     guard(|| Ok(crate::summary_input::escape(&text.get("text")?)))
 }
+
+/// A provider's usage report as a contextfold `Usage` (`input` without the cached tokens): AI SDK
+/// v5, v6 and v7 step usage, the provider specification's nested shape, OpenAI chat and responses,
+/// Anthropic. `undefined` when `usage` is no usage report. The one mapping the importers and the
+/// summarizers share.
+#[napi(ts_return_type = "Usage | undefined")]
+pub fn usage_from_provider<'env>(
+    env: &'env Env,
+    #[napi(ts_arg_type = "unknown")] usage: Json,
+) -> Result<Unknown<'env>> {
+    guard(|| match crate::message::usage_from_provider(&usage.value("usage", crate::error::Code::InvalidArgument)?) {
+        Some(u) => value::to_js(env, &u),
+        None => value::undefined(env),
+    })
+}

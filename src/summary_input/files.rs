@@ -80,6 +80,54 @@ fn patch_paths(patch: &str) -> Vec<String> {
         .collect()
 }
 
+/// Shell tools: the tool names agents give their command runner.
+fn is_shell(tool: &str) -> bool {
+    let t = tool.to_ascii_lowercase();
+    ["bash", "shell", "terminal", "exec", "run_command", "execute_command", "cmd"].iter().any(|w| t.contains(w))
+}
+
+/// A word that names a file: a path with a directory or an extension, no flags, globs or variables.
+fn file_word(w: &str) -> Option<&str> {
+    let w = w.trim_matches(|c| c == '\'' || c == '"');
+    let looks = (w.contains('/') || w.contains('.'))
+        && !w.starts_with('-')
+        && !w.ends_with('/')
+        && !w.contains(['*', '?', '$', '`', '(', ')', '{', '}', '=', '<', '>', '|', ';', '&'])
+        && w.chars().any(|c| c.is_alphanumeric());
+    looks.then_some(w)
+}
+
+/// Files a shell command reads or writes, judged conservatively: `cat` / `head` / `tail` / `nl` /
+/// `less` / `sed -n` read their file arguments; `sed -i`, `tee`, `touch` and `>` / `>>`
+/// redirections write theirs. Anything else (searches, builds, scripts) names no file.
+pub fn shell_file_ops(command: &str) -> (Vec<String>, Vec<String>) {
+    let (mut read, mut modified) = (Vec::new(), Vec::new());
+    for segment in command.split(['\n', ';', '|', '&']) {
+        let words: Vec<&str> = segment.split_whitespace().collect();
+        for pair in words.windows(2) {
+            if matches!(pair[0], ">" | ">>") {
+                modified.extend(file_word(pair[1]).map(str::to_string));
+            }
+        }
+        let Some((program, args)) = words.split_first() else { continue };
+        let program = program.rsplit('/').next().unwrap_or(program);
+        let files = || {
+            args.iter()
+                .take_while(|a| !matches!(**a, ">" | ">>" | "<" | "<<"))
+                .filter_map(|a| file_word(a))
+                .map(str::to_string)
+        };
+        match program {
+            "cat" | "head" | "tail" | "nl" | "less" | "more" if !args.contains(&">") => read.extend(files()),
+            "sed" if args.iter().any(|a| a.starts_with("-i")) => modified.extend(files()),
+            "sed" => read.extend(files()),
+            "tee" | "touch" => modified.extend(files()),
+            _ => {}
+        }
+    }
+    (read, modified)
+}
+
 /// What a tool call does to files: `(true, paths)` modifies them, `(false, paths)` reads them.
 pub fn file_op(tool: &str, input: &Value) -> Option<(bool, Vec<String>)> {
     let modifies = op(tool, input)? == Op::Modify;
@@ -103,7 +151,15 @@ pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mu
             match file_op(&t.tool, t.state.input()) {
                 Some((false, paths)) => ops.read.extend(paths),
                 Some((true, paths)) => ops.modified.extend(paths),
-                None => {}
+                None => {
+                    if let Some(cmd) =
+                        t.state.input().get("command").and_then(Value::as_str).filter(|_| is_shell(&t.tool))
+                    {
+                        let (read, modified) = shell_file_ops(cmd);
+                        ops.read.extend(read);
+                        ops.modified.extend(modified);
+                    }
+                }
             }
         }
     }
@@ -136,5 +192,32 @@ mod tests {
         track_files([&m], &mut ops);
         assert_eq!(ops.read_only(), ["c.py", "g.py", "src/a.rs"]);
         assert_eq!(ops.modified.iter().collect::<Vec<_>>(), ["d.py", "e.rs", "f.rs", "h.py", "src/b.rs"]);
+    }
+
+    #[test]
+    fn shell_commands_name_the_files_they_read_and_write() {
+        let cases = [
+            ("sed -n '572,650p' /testbed/django/db/models.py", vec!["/testbed/django/db/models.py"], vec![]),
+            ("cat src/a.rs | head -20", vec!["src/a.rs"], vec![]),
+            (
+                "cd /testbed && sed -i 's/a/b/' django/x.py && nl -ba django/x.py",
+                vec!["django/x.py"],
+                vec!["django/x.py"],
+            ),
+            ("cat > reproduce.py << 'EOF'\nprint(1)\nEOF", vec![], vec!["reproduce.py"]),
+            ("echo hi >> notes.md; tee out.log < in.txt", vec![], vec!["notes.md", "out.log"]),
+            ("grep -rn foo src/ | head", vec![], vec![]),
+            ("find /testbed -name '*.py' | xargs grep -l x", vec![], vec![]),
+            ("python reproduce.py 2>&1", vec![], vec![]),
+            ("cat $FILE *.rs", vec![], vec![]),
+        ];
+        for (cmd, read, modified) in cases {
+            let (r, m) = shell_file_ops(cmd);
+            assert_eq!(
+                (r, m),
+                (read.iter().map(|s| s.to_string()).collect(), modified.iter().map(|s| s.to_string()).collect()),
+                "{cmd}"
+            );
+        }
     }
 }

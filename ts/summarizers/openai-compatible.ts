@@ -1,5 +1,5 @@
 // A summarizer over any OpenAI-compatible `/chat/completions` endpoint, with plain `fetch`.
-import type { Usage } from '../../native.js'
+import { usageFromProvider } from '../../native.js'
 import {
   AuthError,
   isPromptTooLong,
@@ -38,22 +38,6 @@ const MAX_ERROR_BODY = 16_384
 type Json = Record<string, unknown>
 const obj = (v: unknown): Json | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : undefined)
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined)
-
-function usageOf(u: unknown): Usage | undefined {
-  const o = obj(u)
-  if (!o) return undefined
-  const input = num(o.prompt_tokens)
-  const output = num(o.completion_tokens)
-  if (input === undefined && output === undefined) return undefined
-  const usage: Usage = { input: input ?? 0, output: output ?? 0 }
-  const total = num(o.total_tokens)
-  const cached = num(obj(o.prompt_tokens_details)?.cached_tokens)
-  const reasoning = num(obj(o.completion_tokens_details)?.reasoning_tokens)
-  if (total !== undefined) usage.total = total
-  if (cached !== undefined) usage.cacheRead = cached
-  if (reasoning !== undefined) usage.reasoning = reasoning
-  return usage
-}
 
 function contentOf(c: unknown): string {
   if (typeof c === 'string') return c
@@ -153,7 +137,7 @@ export function openAICompatibleSummarizer(options: OpenAICompatibleOptions): Su
     if (!choice) throw new SummaryFailedError(`${url}: the answer has no choices`, { status: res.status })
     const out: SummaryResponse = { text: contentOf(obj(choice.message)?.content) }
     if (typeof choice.finish_reason === 'string') out.finishReason = choice.finish_reason
-    const usage = usageOf(parsed.usage)
+    const usage = usageFromProvider(parsed.usage)
     if (usage) out.usage = usage
     const modelID = typeof parsed.model === 'string' && parsed.model ? parsed.model : options.model
     out.model = { providerID: options.providerID ?? 'openai-compatible', modelID }
