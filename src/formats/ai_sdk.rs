@@ -476,3 +476,6 @@ fn attachments(output: &Value) -> Vec<(String, String)> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests;
