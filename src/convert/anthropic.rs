@@ -112,7 +112,7 @@ pub fn to_anthropic(messages: Vec<ModelMessage<'_>>) -> AnthropicRequest<'_> {
     let mut system: Vec<String> = Vec::new();
     let mut turns: Vec<AnthropicMessage> = Vec::new();
     let mut ids = Ids::default();
-    for m in messages {
+    for m in messages.into_iter().flat_map(ModelMessage::into_typed) {
         let (role, blocks): (&'static str, Vec<AnthropicBlock>) = match m {
             ModelMessage::System { content } => {
                 if turns.is_empty() {
@@ -149,6 +149,8 @@ pub fn to_anthropic(messages: Vec<ModelMessage<'_>>) -> AnthropicRequest<'_> {
                     })
                     .collect(),
             ),
+            // `into_typed` leaves none.
+            ModelMessage::Restored(_) => continue,
             ModelMessage::Tool { content } => (
                 "user",
                 content

@@ -1,15 +1,18 @@
 //! What the model sees: conversion to AI SDK `ModelMessage`s (and from them to the Anthropic
 //! Messages and OpenAI chat completions shapes), truncation, media stripping.
 
+mod ai_sdk;
 mod anthropic;
 mod model_messages;
 mod openai;
 
 use serde::Serialize;
 
+pub use ai_sdk::Json;
 pub use anthropic::{to_anthropic, AnthropicBlock, AnthropicMessage, AnthropicRequest};
 pub use model_messages::{
-    to_model_messages, AssistantContent, ContentItem, ConvertOptions, ModelMessage, ToolOutput, ToolResult, UserContent,
+    to_model_messages, AssistantContent, ContentItem, ConvertOptions, ModelMessage, Restored, ToolOutput, ToolResult,
+    UserContent,
 };
 pub use openai::{to_openai, OpenAiMessage};
 

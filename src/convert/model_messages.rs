@@ -1,6 +1,7 @@
 //! Canonical messages to AI SDK `ModelMessage`s. The output always satisfies the tool-pair rule:
 //! every tool call has exactly one result in the tool message right after it, and no result lacks
-//! its call; call ids are unique even when the input reuses one.
+//! its call; call ids are unique even when the input reuses one. Messages imported from AI SDK
+//! `ModelMessage`s come back as they were (`Restored`), with their typed form for other shapes.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -8,6 +9,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::ai_sdk::{restore, Json};
+use crate::formats::ai_sdk::LAYOUT;
 use crate::message::{is_media, FilePart, Message, Part, Role, ToolPart, ToolState};
 use crate::message::{keep_head_and_tail, markers};
 
@@ -22,10 +25,44 @@ pub struct ConvertOptions {
 #[derive(Debug, Serialize, PartialEq)]
 #[serde(tag = "role", rename_all = "lowercase")]
 pub enum ModelMessage<'a> {
-    System { content: String },
-    User { content: Vec<UserContent<'a>> },
-    Assistant { content: Vec<AssistantContent<'a>> },
-    Tool { content: Vec<ToolResult<'a>> },
+    System {
+        content: String,
+    },
+    User {
+        content: Vec<UserContent<'a>>,
+    },
+    Assistant {
+        content: Vec<AssistantContent<'a>>,
+    },
+    Tool {
+        content: Vec<ToolResult<'a>>,
+    },
+    #[serde(untagged)]
+    Restored(Restored<'a>),
+}
+
+/// A message imported from AI SDK `ModelMessage`s as it came. One canonical message may give
+/// several; the first carries the typed form of them all, which the other shapes read.
+#[derive(Debug, PartialEq)]
+pub struct Restored<'a> {
+    pub value: Json<'a>,
+    pub typed: Vec<ModelMessage<'a>>,
+}
+
+impl Serialize for Restored<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(s)
+    }
+}
+
+impl<'a> ModelMessage<'a> {
+    /// The typed messages this stands for.
+    pub fn into_typed(self) -> Vec<ModelMessage<'a>> {
+        match self {
+            ModelMessage::Restored(r) => r.typed,
+            m => vec![m],
+        }
+    }
 }
 
 #[derive(Debug, Serialize, PartialEq)]
@@ -103,6 +140,11 @@ pub enum ContentItem<'a> {
 struct CallIds(HashMap<String, u32>);
 
 impl CallIds {
+    /// The call id of each tool part of `m`, by part index.
+    fn of(&mut self, m: &Message) -> Vec<Option<String>> {
+        m.parts.iter().map(|p| if let Part::Tool(t) = p { Some(self.unique(t)) } else { None }).collect()
+    }
+
     fn unique(&mut self, part: &ToolPart) -> String {
         let base = if part.call_id.is_empty() { &part.id } else { &part.call_id };
         let mut n = match self.0.get_mut(base.as_str()) {
@@ -133,10 +175,23 @@ where
     let mut out = Vec::new();
     let mut ids = CallIds::default();
     for m in messages {
+        if m.role == Role::Assistant && !sendable(m) {
+            continue;
+        }
+        let call_ids = ids.of(m);
+        let start = out.len();
         match m.role {
             Role::System => system(m, &mut out),
             Role::User => user(m, opts, &mut out),
-            Role::Assistant => assistant(m, opts, &mut ids, &mut out),
+            Role::Assistant => assistant(m, opts, &call_ids, &mut out),
+        }
+        if let Some(layout) = m.extra.get(LAYOUT).and_then(Value::as_array) {
+            let typed = out.split_off(start);
+            let mut restored = restore(m, layout, &call_ids, opts).into_iter();
+            if let Some(value) = restored.next() {
+                out.push(ModelMessage::Restored(Restored { value, typed }));
+            }
+            out.extend(restored.map(|value| ModelMessage::Restored(Restored { value, typed: Vec::new() })));
         }
     }
     out
@@ -185,10 +240,8 @@ fn sendable(m: &Message) -> bool {
     }
 }
 
-fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, ids: &mut CallIds, out: &mut Vec<ModelMessage<'a>>) {
-    if !sendable(m) {
-        return;
-    }
+/// `call_ids[k]`: the call id of tool part `k`.
+fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, call_ids: &[Option<String>], out: &mut Vec<ModelMessage<'a>>) {
     let mut calls: Vec<AssistantContent<'a>> = Vec::new();
     let mut results: Vec<ToolResult<'a>> = Vec::new();
     let flush =
@@ -200,12 +253,12 @@ fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, ids: &mut CallIds, out: 
                 out.push(ModelMessage::Tool { content: std::mem::take(results) });
             }
         };
-    for p in &m.parts {
+    for (k, p) in m.parts.iter().enumerate() {
         let content = match p {
             Part::Text(t) if !t.text.is_empty() => AssistantContent::Text { text: &t.text },
             Part::Reasoning(r) if !r.text.is_empty() => AssistantContent::Reasoning { text: &r.text },
             Part::Tool(t) => {
-                let id = ids.unique(t);
+                let id = call_ids[k].clone().unwrap_or_default();
                 let input = match t.state.input() {
                     Value::Null => Cow::Owned(Value::Object(Default::default())),
                     v => Cow::Borrowed(v),

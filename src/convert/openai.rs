@@ -105,7 +105,7 @@ fn user_part<'a>(c: UserContent<'a>) -> UserPart<'a> {
 
 pub fn to_openai(messages: Vec<ModelMessage<'_>>) -> Vec<OpenAiMessage<'_>> {
     let mut out: Vec<OpenAiMessage> = Vec::new();
-    for m in messages {
+    for m in messages.into_iter().flat_map(ModelMessage::into_typed) {
         let next = match m {
             ModelMessage::System { content } => vec![OpenAiMessage::System { content }],
             ModelMessage::User { content } => {
@@ -131,6 +131,8 @@ pub fn to_openai(messages: Vec<ModelMessage<'_>>) -> Vec<OpenAiMessage<'_>> {
                 let content = (!texts.is_empty()).then(|| texts.join("\n\n"));
                 vec![OpenAiMessage::Assistant { content, tool_calls }]
             }
+            // `into_typed` leaves none.
+            ModelMessage::Restored(_) => continue,
             ModelMessage::Tool { content } => {
                 let mut msgs = Vec::new();
                 let mut media: Vec<UserPart> = Vec::new();

@@ -45,6 +45,9 @@ fn document(v: &Value) -> Option<Format> {
             if has(first, "kind") && has(first, "source") {
                 return Some(Format::OpenHands);
             }
+            if has(first, "role") && items.iter().any(is_ai_sdk) {
+                return Some(Format::AiSdk);
+            }
             if has(first, "role") {
                 return Some(if chat_is_mini_swe(items) { Format::MiniSweAgent } else { Format::OpenAiChat });
             }
@@ -68,6 +71,9 @@ fn document(v: &Value) -> Option<Format> {
                 if has(v, "sessionId") || first.is_some_and(|m| has(m, "type") && !has(m, "role")) {
                     return Some(Format::GeminiCli);
                 }
+                if first.is_some_and(|m| has(m, "role")) && msgs.iter().any(is_ai_sdk) {
+                    return Some(Format::AiSdk);
+                }
                 if msgs.is_empty() || first.is_some_and(|m| has(m, "role")) {
                     return Some(Format::OpenAiChat);
                 }
@@ -79,6 +85,23 @@ fn document(v: &Value) -> Option<Format> {
         }
         _ => None,
     }
+}
+
+/// A message only the AI SDK writes: `providerOptions`, or a content part typed as AI SDK parts
+/// are (`tool-call`, `tool-result`, `reasoning`, approvals, `image` / `file` with `mediaType`).
+/// Plain text parts are shared with OpenAI chat and decide nothing.
+fn is_ai_sdk(m: &Value) -> bool {
+    let part = |p: &Value| {
+        has(p, "providerOptions")
+            || match s(p, "type") {
+                "tool-call" | "tool-result" | "reasoning" | "reasoning-file" | "custom" => true,
+                "tool-approval-request" | "tool-approval-response" => true,
+                "image" => has(p, "image"),
+                "file" => has(p, "mediaType"),
+                _ => false,
+            }
+    };
+    has(m, "providerOptions") || m.get("content").and_then(Value::as_array).is_some_and(|c| c.iter().any(part))
 }
 
 fn chat_is_mini_swe(items: &[Value]) -> bool {

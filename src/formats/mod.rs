@@ -6,6 +6,7 @@
 //! followed by a completed summary), and reports what it could not read as warnings with line
 //! numbers instead of failing.
 
+pub(crate) mod ai_sdk;
 mod build;
 mod claude_code;
 mod codex;
@@ -43,10 +44,11 @@ pub enum Format {
     KimiCli,
     CopilotCli,
     GeminiCli,
+    AiSdk,
 }
 
 impl Format {
-    pub const ALL: [Format; 11] = [
+    pub const ALL: [Format; 12] = [
         Format::ClaudeCode,
         Format::Codex,
         Format::Pi,
@@ -58,6 +60,7 @@ impl Format {
         Format::KimiCli,
         Format::CopilotCli,
         Format::GeminiCli,
+        Format::AiSdk,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -73,6 +76,7 @@ impl Format {
             Format::KimiCli => "kimi-cli",
             Format::CopilotCli => "copilot-cli",
             Format::GeminiCli => "gemini-cli",
+            Format::AiSdk => "ai-sdk",
         }
     }
 
@@ -145,6 +149,14 @@ pub fn import_transcript(text: &str, format: Option<Format>) -> Result<Imported>
     import_transcript_with(text, format, &|| false)
 }
 
+/// AI SDK `ModelMessage`s (already parsed) as canonical messages; `to_model_messages` gives them
+/// back as they came.
+pub fn from_model_messages(values: &[serde_json::Value]) -> Imported {
+    let mut b = build::Builder::new(Format::AiSdk, Vec::new());
+    ai_sdk::import_values(values, &mut b);
+    b.finish()
+}
+
 /// `import_transcript`, polling `aborted` between records.
 pub fn import_transcript_with(text: &str, format: Option<Format>, aborted: &dyn Fn() -> bool) -> Result<Imported> {
     let mut warnings = Vec::new();
@@ -181,6 +193,7 @@ pub fn import_transcript_with(text: &str, format: Option<Format>, aborted: &dyn 
         Format::OpenAiChat | Format::KimiCli => openai_chat::import(&records, &mut b),
         Format::CopilotCli => copilot::import(&records, &mut b),
         Format::GeminiCli => gemini::import(&records, &mut b),
+        Format::AiSdk => ai_sdk::import(&records, &mut b),
     }
     if aborted() {
         return Err(CfError::aborted());

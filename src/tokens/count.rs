@@ -68,7 +68,8 @@ impl Counter {
                     ToolState::Pending { .. } | ToolState::Running { .. } => result(self.text(markers::INTERRUPTED)),
                 }
             }
-            Part::Other(_) => PartCount::default(),
+            // Kept as it came (an agent's own part, a provider's compaction item): it may be sent.
+            Part::Other(v) => plain(self.text(&v.to_string())),
         }
     }
 
