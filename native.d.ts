@@ -303,10 +303,54 @@ export type OpenAIChatMessage =
   | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
   | { role: 'tool'; tool_call_id: string; content: string }
 
+/**
+ * An AI SDK `ModelMessage` (ai v5, v6 or v7: `import type { ModelMessage } from 'ai'`), or a
+ * message of a language model's prompt (what a middleware's `transformParams` sees). Typed loosely
+ * so that contextfold's typings do not need `ai`; every field and part is kept as it came.
+ */
+export interface ModelMessageLike {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: unknown
+  providerOptions?: Record<string, Record<string, unknown>>
+  [key: string]: unknown
+}
+
+export interface AppendModelMessagesOptions {
+  /**
+   * The provider usage of the step that produced these messages, in any shape (AI SDK v5, v6 and
+   * v7 step usage, the provider specification's nested usage, OpenAI, Anthropic): it goes on the
+   * last assistant message and calibrates the counts.
+   */
+  usage?: unknown
+}
+
+/** What `appendModelMessages` / `syncModelMessages` did. */
+export interface ModelMessagesResult {
+  /** `appended`: new messages were taken; `unchanged`: nothing past what the session has;
+   * `diverged` (sync only): the array does not extend what the session took, nothing was taken. */
+  status: 'appended' | 'unchanged' | 'diverged'
+  /** Ids of the messages added. */
+  appended: string[]
+  /** Ids of earlier messages completed (an answer whose tool results arrived). */
+  updated: string[]
+  /** Parts kept as they came because contextfold does not know them, and other notes. */
+  warnings: ImportWarning[]
+  /** How many ModelMessages the session has taken in all. */
+  count: number
+}
+
+/** What the provider receives besides the messages. */
+export interface Overhead {
+  /** The system prompt(s). */
+  system?: string | string[]
+  /** Tool definitions as sent: JSON schemas, or any JSON-able description of the tools. */
+  tools?: unknown
+}
+
 /** The transcript formats `importTranscript` reads. */
 export type TranscriptFormat =
   | 'claude-code' | 'codex' | 'pi' | 'opencode' | 'swe-agent' | 'mini-swe-agent' | 'openhands'
-  | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli'
+  | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli' | 'ai-sdk'
 
 export interface ImportOptions {
   /** Skip detection and read the input as this format. */
@@ -494,6 +538,32 @@ export declare class Session {
    * is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.
    */
   applyCompaction(plan: CompactionPlan, summary: string | SummaryInput): [Message, Message]
+  /**
+   * A session holding AI SDK `ModelMessage`s (ai v5, v6, v7: `response.messages`,
+   * `convertToModelMessages(...)`): each becomes a canonical message, a tool result joins its
+   * call, and `toModelMessages()` gives back exactly what went in while nothing is pruned or
+   * compacted. Parts contextfold does not know are kept in place, counted and reported.
+   */
+  static fromModelMessages(messages: ModelMessageLike[], options: SessionOptions): Session
+  /**
+   * Appends new AI SDK `ModelMessage`s (a step's `response.messages` in ai v7, the new ones in
+   * v5 / v6). A tool message completes the calls of the session's last answer. `usage` (the
+   * step's usage, any shape) goes on the last assistant message. Nothing changes on an error.
+   */
+  appendModelMessages(messages: ModelMessageLike[], options?: AppendModelMessagesOptions): ModelMessagesResult
+  /**
+   * Takes from `all` (the whole `ModelMessage` array an app holds) only what lies past the
+   * messages this session already took, recognised by the hash of the first and the last of
+   * them: idempotent, and it costs what the new messages cost. An array that does not extend
+   * them (edited, shortened, another conversation) is `diverged`: nothing is taken.
+   */
+  syncModelMessages(all: ModelMessageLike[], options?: AppendModelMessagesOptions): ModelMessagesResult
+  /**
+   * Sets what the provider receives besides the messages (system prompt, tool definitions),
+   * counted with the session's tokenizer: `usage()`, `isOverflow()` and the compaction trigger
+   * include it until a provider usage report covers it. Returns the tokens counted.
+   */
+  setOverhead(overhead: Overhead): number
 }
 
 /** A session file: append-only JSONL, one writer at a time (an OS lock), any number of readers. */

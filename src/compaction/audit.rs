@@ -225,7 +225,7 @@ mod tests {
     use crate::tokens::Tokenizer;
 
     fn counter() -> Counter {
-        Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1000 }
+        Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1000, output_max_chars: None }
     }
 
     #[test]

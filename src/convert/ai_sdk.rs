@@ -20,7 +20,13 @@ pub enum Json<'a> {
     Text(Cow<'a, str>),
     Obj(Vec<(&'a str, Json<'a>)>),
     Arr(Vec<Json<'a>>),
+    /// A binary or URL tag (`{__cf: 'bytes' | 'url', ...}`): JSON as it is; the N-API writer makes
+    /// it the `Uint8Array`, `Buffer`, `ArrayBuffer` or `URL` it stood for.
+    Tag(Box<Json<'a>>),
 }
+
+/// The newtype name a [`Json::Tag`] serializes under, for serializers that build binary values.
+pub const BINARY_TAG: &str = "$contextfold::binary";
 
 impl Serialize for Json<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -29,6 +35,7 @@ impl Serialize for Json<'_> {
             Json::Ref(v) => v.serialize(s),
             Json::Text(t) => s.serialize_str(t),
             Json::Arr(items) => s.collect_seq(items),
+            Json::Tag(tag) => s.serialize_newtype_struct(BINARY_TAG, tag),
             Json::Obj(entries) => {
                 let mut map = s.serialize_map(Some(entries.len()))?;
                 for (k, v) in entries {

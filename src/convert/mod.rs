@@ -8,7 +8,7 @@ mod openai;
 
 use serde::Serialize;
 
-pub use ai_sdk::Json;
+pub use ai_sdk::{Json, BINARY_TAG};
 pub use anthropic::{to_anthropic, AnthropicBlock, AnthropicMessage, AnthropicRequest};
 pub use model_messages::{
     to_model_messages, AssistantContent, ContentItem, ConvertOptions, ModelMessage, Restored, ToolOutput, ToolResult,

@@ -55,6 +55,25 @@ pub fn import_values(values: &[Value], b: &mut Builder) {
     Reader::default().messages(0, values, b);
 }
 
+/// Reads ModelMessages that follow `previous` (a session's last message, taken up with
+/// [`Builder::resume`]): a tool message among them completes its calls and joins its layout.
+pub fn continue_values(previous: Option<crate::message::Message>, values: &[Value], b: &mut Builder) {
+    let mut r = Reader::default();
+    if let Some(m) = previous.filter(|m| m.role == Role::Assistant && m.extra.contains_key(LAYOUT)) {
+        let mi = b.resume(m);
+        r.last = Some(mi);
+        for (pi, p) in b.messages[mi].parts.iter().enumerate() {
+            if let Part::Tool(t) = p {
+                r.calls.insert(t.call_id.clone(), (mi, pi));
+                if let Some(approval) = t.extra.get(APPROVAL_REQUEST).and_then(|a| str_field(a, "approvalId")) {
+                    r.approvals.insert(approval.to_string(), t.call_id.clone());
+                }
+            }
+        }
+    }
+    r.messages(0, values, b);
+}
+
 #[derive(Default)]
 struct Reader {
     /// Where each call went: (message, part).
@@ -413,7 +432,8 @@ pub fn fill_data<'a>(shape: &'a Value, url: &'a str) -> Option<crate::convert::J
         };
         return Some(Json::Text(data.into()));
     }
-    Some(Json::Obj(o.iter().map(|(k, v)| (k.as_str(), fill_data(v, url).unwrap_or(Json::Ref(v)))).collect()))
+    let filled = Json::Obj(o.iter().map(|(k, v)| (k.as_str(), fill_data(v, url).unwrap_or(Json::Ref(v)))).collect());
+    Some(if o.contains_key("__cf") { Json::Tag(Box::new(filled)) } else { filled })
 }
 
 /// Whether a data string is a URL (it has a scheme; base64 never holds `:`).

@@ -45,6 +45,8 @@ pub struct Builder {
     calls: HashSet<String>,
     /// Count every call made, even under a reused id (formats whose ids repeat across calls).
     count_each: bool,
+    /// The parent of answers with no user message before them in this import.
+    parent: Option<String>,
     each: usize,
 }
 
@@ -62,7 +64,37 @@ impl Builder {
             calls: HashSet::new(),
             count_each: false,
             each: 0,
+            parent: None,
         }
+    }
+
+    /// Generated ids continue after `n` (`<format>-<n+1>`...): messages appended to a session that
+    /// holds `n` messages get ids no earlier import gave.
+    pub fn ids_after(&mut self, n: usize) {
+        self.seq = n;
+    }
+
+    /// The user message new answers reply to when none was imported with them (the session's).
+    pub fn answer_to(&mut self, parent: Option<String>) {
+        self.parent = parent;
+    }
+
+    /// Takes up an existing message (the last one of a session) so that results arriving now
+    /// complete its open calls.
+    pub fn resume(&mut self, m: Message) -> usize {
+        self.ids.insert(m.id.clone());
+        let mi = self.messages.len();
+        for (pi, p) in m.parts.iter().enumerate() {
+            if let Part::Tool(t) = p {
+                if matches!(t.state, ToolState::Pending { .. } | ToolState::Running { .. }) {
+                    self.open.entry(t.call_id.clone()).or_default().push_back((mi, pi));
+                } else {
+                    self.answered.insert(t.call_id.clone());
+                }
+            }
+        }
+        self.messages.push(m);
+        mi
     }
 
     pub fn warn(&mut self, line: usize, message: impl Into<String>) {
@@ -135,7 +167,8 @@ impl Builder {
                 .iter()
                 .rev()
                 .find(|p| p.role == Role::User && p.compaction().is_none())
-                .map(|p| p.id.clone());
+                .map(|p| p.id.clone())
+                .or_else(|| self.parent.clone());
         }
         if !from_record {
             self.stats.added += 1;

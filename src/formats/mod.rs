@@ -28,6 +28,7 @@ use serde::Serialize;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
 
+pub use ai_sdk::LAYOUT as AI_SDK_LAYOUT;
 pub use stream::{decode, Record};
 
 /// The transcript formats `import_transcript` reads.
@@ -154,6 +155,25 @@ pub fn import_transcript(text: &str, format: Option<Format>) -> Result<Imported>
 pub fn from_model_messages(values: &[serde_json::Value]) -> Imported {
     let mut b = build::Builder::new(Format::AiSdk, Vec::new());
     ai_sdk::import_values(values, &mut b);
+    b.finish()
+}
+
+/// ModelMessages appended to a session whose last message is `previous` and which holds
+/// `len` messages. When `previous` is an assistant message that came from ModelMessages, the
+/// result starts with it, completed by the tool results that arrived (compare to see whether it
+/// changed); the new messages follow, with ids no earlier append gave.
+pub fn continue_model_messages(previous: Option<&Message>, values: &[serde_json::Value], len: usize) -> Imported {
+    let mut b = build::Builder::new(Format::AiSdk, Vec::new());
+    b.ids_after(len);
+    // New answers reply to the user message the session's last message is or answers.
+    b.answer_to(previous.and_then(|m| {
+        if m.role == crate::message::Role::User {
+            Some(m.id.clone())
+        } else {
+            m.parent_id.clone()
+        }
+    }));
+    ai_sdk::continue_values(previous.cloned(), values, &mut b);
     b.finish()
 }
 

@@ -39,7 +39,8 @@ pub fn check_message(message: &Message, label: &str) -> Result<()> {
         return Err(CfError::invalid_message(format!("{label}: id: must not be empty")));
     }
     for (i, part) in message.parts.iter().enumerate() {
-        if part.id().is_empty() {
+        // A part of a kind this model does not know is kept as it came, id or not.
+        if part.id().is_empty() && !matches!(part, Part::Other(_)) {
             return Err(CfError::invalid_message(format!("{label}: parts[{i}].id: must be a non-empty string")));
         }
         if let Part::File(f) = part {

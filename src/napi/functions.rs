@@ -81,7 +81,11 @@ pub fn prune(
 pub fn turns(#[napi(ts_arg_type = "Message[]")] messages: JsonList) -> Result<Vec<Turn>> {
     guard(|| {
         let msgs = messages.messages()?;
-        let counter = crate::tokens::Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 0 };
+        let counter = crate::tokens::Counter {
+            tokenizer: crate::tokens::Tokenizer::Estimate,
+            image_tokens: 0,
+            output_max_chars: None,
+        };
         let entries: Vec<crate::tokens::Entry> =
             msgs.into_iter().map(|m| crate::tokens::Entry::new(m, &counter)).collect();
         let refs: Vec<&crate::tokens::Entry> = entries.iter().collect();

@@ -100,7 +100,9 @@ pub unsafe fn from_js(
             }
             let mut is_array = false;
             check(unsafe { sys::napi_is_array(env, v, &mut is_array) }, "an array")?;
-            if is_array {
+            if let Some(tag) = (!is_array).then(|| unsafe { super::binary::read_typed(env, v) }).flatten() {
+                tag
+            } else if is_array {
                 Value::Array(unsafe { array(env, v, depth, r)? })
             } else {
                 Value::Object(unsafe { object(env, v, depth, r)? })
@@ -170,6 +172,12 @@ unsafe fn object(
     )?;
     let mut len = 0u32;
     check(unsafe { sys::napi_get_array_length(env, keys, &mut len) }, "an object's keys")?;
+    if len == 0 {
+        // An `ArrayBuffer` or a `URL` (AI SDK file data) has no own keys: read as its tag.
+        if let Some(Value::Object(tag)) = unsafe { super::binary::read_keyless(env, v) } {
+            return Ok(tag);
+        }
+    }
     let mut out = Map::new();
     for i in 0..len {
         let mut key = ptr::null_mut();

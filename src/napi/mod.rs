@@ -2,6 +2,7 @@
 // The exports are reached through the N-API registration, which unit-test builds leave out.
 #![cfg_attr(test, allow(dead_code))]
 
+mod binary;
 mod errors;
 mod formats;
 mod functions;

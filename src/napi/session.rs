@@ -336,3 +336,124 @@ impl Session {
         })
     }
 }
+
+/// What `appendModelMessages` / `syncModelMessages` hand back (`ModelMessagesResult`).
+#[derive(serde::Serialize)]
+struct ModelMessagesOut<'a> {
+    status: &'static str,
+    appended: &'a [String],
+    updated: &'a [String],
+    warnings: &'a [crate::formats::Warning],
+    count: usize,
+}
+
+fn model_values(messages: Json) -> crate::error::Result<Vec<Value>> {
+    match messages.value("messages", crate::error::Code::InvalidArgument)? {
+        Value::Array(items) => Ok(items),
+        _ => Err(crate::error::CfError::new(
+            crate::error::Code::InvalidArgument,
+            "messages: must be an array of ModelMessages",
+        )),
+    }
+}
+
+fn step_usage(options: Option<Json>) -> crate::error::Result<Option<crate::message::Usage>> {
+    let options = match options {
+        None => return Ok(None),
+        Some(o) => o.value("options", crate::error::Code::InvalidArgument)?,
+    };
+    Ok(options.get("usage").and_then(crate::message::usage_from_provider))
+}
+
+fn model_result<'env>(
+    env: &'env Env,
+    status: crate::session::SyncStatus,
+    r: &crate::session::ModelAppend,
+    count: usize,
+) -> crate::error::Result<Unknown<'env>> {
+    let status = if status == crate::session::SyncStatus::Appended && r.appended.is_empty() && r.updated.is_empty() {
+        "unchanged"
+    } else {
+        status.as_str()
+    };
+    to_js(env, &ModelMessagesOut { status, appended: &r.appended, updated: &r.updated, warnings: &r.warnings, count })
+}
+
+#[napi]
+impl Session {
+    /// A session holding AI SDK `ModelMessage`s (ai v5, v6, v7: `response.messages`,
+    /// `convertToModelMessages(...)`): each becomes a canonical message, a tool result joins its
+    /// call, and `toModelMessages()` gives back exactly what went in while nothing is pruned or
+    /// compacted. Parts contextfold does not know are kept in place, counted and reported.
+    #[napi(factory)]
+    pub fn from_model_messages(
+        #[napi(ts_arg_type = "ModelMessageLike[]")] messages: Json,
+        #[napi(ts_arg_type = "SessionOptions")] options: Json,
+    ) -> Result<Self> {
+        guard(|| {
+            let mut h = History::new(value::session_options(options)?)?;
+            h.append_model_messages(&model_values(messages)?, None)?;
+            Ok(Session::wrap(h))
+        })
+    }
+
+    /// Appends new AI SDK `ModelMessage`s (a step's `response.messages` in ai v7, the new ones in
+    /// v5 / v6). A tool message completes the calls of the session's last answer. `usage` (the
+    /// step's usage, any shape) goes on the last assistant message. Nothing changes on an error.
+    #[napi(ts_return_type = "ModelMessagesResult")]
+    pub fn append_model_messages<'env>(
+        &mut self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "ModelMessageLike[]")] messages: Json,
+        #[napi(ts_arg_type = "AppendModelMessagesOptions")] options: Option<Json>,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let usage = step_usage(options)?;
+            let values = model_values(messages)?;
+            let mut h = self.write();
+            let r = h.append_model_messages(&values, usage)?;
+            model_result(env, crate::session::SyncStatus::Appended, &r, h.model_cursor().count)
+        })
+    }
+
+    /// Takes from `all` (the whole `ModelMessage` array an app holds) only what lies past the
+    /// messages this session already took, recognised by the hash of the first and the last of
+    /// them: idempotent, and it costs what the new messages cost. An array that does not extend
+    /// them (edited, shortened, another conversation) is `diverged`: nothing is taken.
+    #[napi(ts_return_type = "ModelMessagesResult")]
+    pub fn sync_model_messages<'env>(
+        &mut self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "ModelMessageLike[]")] all: Unknown<'env>,
+        #[napi(ts_arg_type = "AppendModelMessagesOptions")] options: Option<Json>,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let usage = step_usage(options)?;
+            let mut h = self.write();
+            let count = h.model_cursor().count;
+            let (first, from_last, total) = super::value::array_window(env, &all, count.saturating_sub(1))?;
+            let (status, r) = h.sync_model_messages(first.as_ref(), &from_last, total, usage)?;
+            model_result(env, status, &r, h.model_cursor().count)
+        })
+    }
+
+    /// Sets what the provider receives besides the messages (system prompt, tool definitions),
+    /// counted with the session's tokenizer: `usage()`, `isOverflow()` and the compaction trigger
+    /// include it until a provider usage report covers it. Returns the tokens counted.
+    #[napi]
+    pub fn set_overhead(&mut self, #[napi(ts_arg_type = "Overhead")] overhead: Json) -> Result<f64> {
+        guard(|| {
+            let o = overhead.value("overhead", crate::error::Code::InvalidArgument)?;
+            let mut texts: Vec<String> = match o.get("system") {
+                Some(Value::String(s)) => vec![s.clone()],
+                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+                _ => Vec::new(),
+            };
+            if let Some(tools) = o.get("tools").filter(|t| !t.is_null()) {
+                texts.push(tools.to_string());
+            }
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            Ok(self.write().set_overhead(&texts) as f64)
+        })
+    }
+}

@@ -311,8 +311,14 @@ impl<'a> ser::Serializer for &'a mut Builder {
     fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<napi_value> {
         self.key(variant)
     }
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _name: &'static str, value: &T) -> Result<napi_value> {
-        value.serialize(self)
+    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, name: &'static str, value: &T) -> Result<napi_value> {
+        let env = self.env;
+        let v = value.serialize(self)?;
+        if name == crate::convert::BINARY_TAG {
+            // SAFETY: `v` was just made in `env`'s current scope.
+            return unsafe { super::binary::write(env, v) }.map_err(Error);
+        }
+        Ok(v)
     }
     fn serialize_newtype_variant<T: Serialize + ?Sized>(
         self,

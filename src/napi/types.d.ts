@@ -303,10 +303,54 @@ export type OpenAIChatMessage =
   | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
   | { role: 'tool'; tool_call_id: string; content: string }
 
+/**
+ * An AI SDK `ModelMessage` (ai v5, v6 or v7: `import type { ModelMessage } from 'ai'`), or a
+ * message of a language model's prompt (what a middleware's `transformParams` sees). Typed loosely
+ * so that contextfold's typings do not need `ai`; every field and part is kept as it came.
+ */
+export interface ModelMessageLike {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: unknown
+  providerOptions?: Record<string, Record<string, unknown>>
+  [key: string]: unknown
+}
+
+export interface AppendModelMessagesOptions {
+  /**
+   * The provider usage of the step that produced these messages, in any shape (AI SDK v5, v6 and
+   * v7 step usage, the provider specification's nested usage, OpenAI, Anthropic): it goes on the
+   * last assistant message and calibrates the counts.
+   */
+  usage?: unknown
+}
+
+/** What `appendModelMessages` / `syncModelMessages` did. */
+export interface ModelMessagesResult {
+  /** `appended`: new messages were taken; `unchanged`: nothing past what the session has;
+   * `diverged` (sync only): the array does not extend what the session took, nothing was taken. */
+  status: 'appended' | 'unchanged' | 'diverged'
+  /** Ids of the messages added. */
+  appended: string[]
+  /** Ids of earlier messages completed (an answer whose tool results arrived). */
+  updated: string[]
+  /** Parts kept as they came because contextfold does not know them, and other notes. */
+  warnings: ImportWarning[]
+  /** How many ModelMessages the session has taken in all. */
+  count: number
+}
+
+/** What the provider receives besides the messages. */
+export interface Overhead {
+  /** The system prompt(s). */
+  system?: string | string[]
+  /** Tool definitions as sent: JSON schemas, or any JSON-able description of the tools. */
+  tools?: unknown
+}
+
 /** The transcript formats `importTranscript` reads. */
 export type TranscriptFormat =
   | 'claude-code' | 'codex' | 'pi' | 'opencode' | 'swe-agent' | 'mini-swe-agent' | 'openhands'
-  | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli'
+  | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli' | 'ai-sdk'
 
 export interface ImportOptions {
   /** Skip detection and read the input as this format. */

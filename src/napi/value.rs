@@ -178,8 +178,11 @@ pub fn messages_to_js<'env, 'm, T: Serialize>(
     value: &T,
     messages: impl IntoIterator<Item = &'m Message>,
 ) -> Result<Unknown<'env>> {
-    let (count, bytes) = messages.into_iter().fold((0, 0), |(n, b), m| (n + 1, b + m.payload_len()));
-    if count == 0 || bytes < BUILD_MIN_AVERAGE * count {
+    // Messages from AI SDK ModelMessages may give back binary data, which JSON text cannot carry.
+    let (count, bytes, binary) = messages.into_iter().fold((0, 0, false), |(n, b, bin), m| {
+        (n + 1, b + m.payload_len(), bin || m.extra.contains_key(crate::formats::AI_SDK_LAYOUT))
+    });
+    if !binary && (count == 0 || bytes < BUILD_MIN_AVERAGE * count) {
         return to_js(env, value);
     }
     let raw = super::to_js::build(env.raw(), value)
@@ -229,4 +232,32 @@ impl ConvertArgs {
             tool_output_max_chars: self.tool_output_max_chars.map(|n| n as usize).or(base.tool_output_max_chars),
         }
     }
+}
+
+/// `all[0]`, `all[from..]` (read as JSON) and `all.length`: a sync reads only the window it needs.
+pub fn array_window(env: &Env, all: &Unknown, from: usize) -> Result<(Option<Value>, Vec<Value>, usize)> {
+    let bad = |what: &str| CfError::new(Code::InvalidArgument, format!("all: {what}"));
+    let (env, v) = (env.raw(), all.raw());
+    let mut is_array = false;
+    // SAFETY: `env` and `v` are live handles of this call; the out-pointers are valid locals.
+    if unsafe { sys::napi_is_array(env, v, &mut is_array) } != sys::Status::napi_ok || !is_array {
+        return Err(bad("must be an array of ModelMessages"));
+    }
+    let mut len = 0u32;
+    // SAFETY: as above.
+    if unsafe { sys::napi_get_array_length(env, v, &mut len) } != sys::Status::napi_ok {
+        return Err(bad("could not read its length"));
+    }
+    let element = |i: u32| -> Result<Value> {
+        let mut e = std::ptr::null_mut();
+        // SAFETY: as above; `i < len`.
+        if unsafe { sys::napi_get_element(env, v, i, &mut e) } != sys::Status::napi_ok {
+            return Err(bad(&format!("could not read element {i}")));
+        }
+        // SAFETY: `e` is a live handle of this call.
+        unsafe { read(env, e) }.value(&format!("all[{i}]"), Code::InvalidArgument)
+    };
+    let first = if len > 0 { Some(element(0)?) } else { None };
+    let window = (from as u32..len).map(element).collect::<Result<Vec<_>>>()?;
+    Ok((first, window, len as usize))
 }

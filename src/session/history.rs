@@ -33,6 +33,11 @@ pub struct History {
     /// strictly increasing, so a prune is always ordered after the usage it corrects.
     clock: f64,
     pins: Vec<Pin>,
+    /// How far the AI SDK ModelMessages taken so far go (`append_model_messages`).
+    pub(super) model_cursor: super::ModelCursor,
+    /// Tokens the provider receives besides the messages: the system prompt and the tool
+    /// definitions (`set_overhead`). Counted until a provider usage report covers them.
+    overhead: u64,
 }
 
 /// Messages counted per chunk between abort checks.
@@ -57,6 +62,8 @@ impl History {
             calibration: Calibration::default(),
             clock: 0.0,
             pins: Vec::new(),
+            model_cursor: Default::default(),
+            overhead: 0,
         })
     }
 
@@ -199,6 +206,17 @@ impl History {
         let before = self.pins.len();
         self.pins.retain(|p| p.id != id && p.message_id.as_deref() != Some(id));
         self.pins.len() != before
+    }
+
+    /// Sets the tokens the provider receives besides the messages (system prompt, tool
+    /// definitions), counted from their text with the session's tokenizer.
+    pub fn set_overhead(&mut self, texts: &[&str]) -> u64 {
+        self.overhead = texts.iter().filter(|t| !t.is_empty()).map(|t| self.counter.text(t)).sum();
+        self.overhead
+    }
+
+    pub fn overhead(&self) -> u64 {
+        self.overhead
     }
 
     pub fn options(&self) -> &SessionOptions {
@@ -346,7 +364,8 @@ impl History {
                 let cleared = self.prunes.cleared_after(self.entries[u].seen_at, u, |p| self.view.is_visible(p));
                 (reported.saturating_sub(cleared), trailing, source)
             }
-            None => (0, self.visible_tokens(), Source::Estimate),
+            // The system prompt and tool definitions count until a usage report covers them.
+            None => (0, self.visible_tokens() + self.overhead, Source::Estimate),
         };
         let local_tokens = self.calibration.apply(local);
         let tokens = usage_tokens + local_tokens;

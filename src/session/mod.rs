@@ -4,6 +4,7 @@
 mod breakdown;
 mod fenwick;
 mod history;
+mod model_messages;
 mod options;
 mod pins;
 mod prunes;
@@ -11,6 +12,7 @@ mod usage;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
 pub use history::{History, PruneOutcome};
+pub use model_messages::{ModelAppend, ModelCursor, SyncStatus};
 pub use options::SessionOptions;
 pub use pins::{new_pin_id, pins_of, readable_text, recorded_pins, Pin};
 pub use usage::{ContextUsage, Source};

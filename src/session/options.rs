@@ -24,6 +24,10 @@ impl SessionOptions {
                 self.model.model_id.as_deref().unwrap_or(""),
             ),
         };
-        Ok(Counter { tokenizer, image_tokens: self.compaction.image_tokens })
+        Ok(Counter {
+            tokenizer,
+            image_tokens: self.compaction.image_tokens,
+            output_max_chars: self.compaction.tool_output_max_chars.map(|n| n as usize),
+        })
     }
 }

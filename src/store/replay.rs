@@ -248,7 +248,8 @@ mod tests {
 
     #[test]
     fn counts_follow_updates_and_prunes() {
-        let counter = Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 1000 };
+        let counter =
+            Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 1000, output_max_chars: None };
         let count = |id: &str| Some(counter.message(&tool_msg(id)));
         let mut r = Replay::new(false);
         r.apply(loc(2), Decoded::Message(tool_msg("a")), count("a")).unwrap();
@@ -282,7 +283,8 @@ mod tests {
             .collect();
         let refs: Vec<(Loc, &[u8])> =
             lines.iter().enumerate().map(|(i, l)| (loc(i as u64 + 2), l.as_slice())).collect();
-        let counter = Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 1000 };
+        let counter =
+            Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 1000, output_max_chars: None };
         let serial: Vec<_> = refs.iter().map(|(_, l)| decode_counted(l, Some(&counter))).collect();
         assert_eq!(decode_all(&refs, Some(&counter)), serial);
         assert!(serial[5].0.is_err() && serial[5].1.is_none());

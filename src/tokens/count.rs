@@ -28,6 +28,8 @@ pub struct Counter {
     pub tokenizer: Tokenizer,
     /// Fixed cost of an image or PDF, never its base64 length.
     pub image_tokens: u64,
+    /// Tool outputs are cut to this many characters (head and tail) when sent: they count so.
+    pub output_max_chars: Option<usize>,
 }
 
 impl Counter {
@@ -55,7 +57,11 @@ impl Counter {
                 let result = |total| PartCount { call, total: call + total, ..PartCount::default() };
                 match &t.state {
                     ToolState::Completed { output, attachments, compacted_at, .. } => {
-                        let out = self.text(output) + attachments.iter().flatten().map(|a| self.file(a)).sum::<u64>();
+                        let sent = match self.output_max_chars {
+                            Some(max) => crate::message::keep_head_and_tail(output, max),
+                            None => std::borrow::Cow::Borrowed(output.as_str()),
+                        };
+                        let out = self.text(&sent) + attachments.iter().flatten().map(|a| self.file(a)).sum::<u64>();
                         match compacted_at {
                             Some(_) => {
                                 let marker = self.text(t.state.cleared_text().unwrap_or(markers::PRUNED));
@@ -96,7 +102,7 @@ mod tests {
 
     #[test]
     fn counts_media_at_a_fixed_cost_and_prunable_output_apart() {
-        let c = Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1200 };
+        let c = Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1200, output_max_chars: None };
         let m = parse_message(json!({"id": "m", "role": "assistant", "parts": [
             {"type": "file", "id": "f", "mime": "image/png", "url": format!("data:image/png;base64,{}", "A".repeat(100_000))},
             {"type": "tool", "id": "t", "callID": "c", "tool": "bash", "state": {"status": "completed", "input": {"cmd": "ls"}, "output": "a b c d e f g"}}

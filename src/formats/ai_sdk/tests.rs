@@ -234,7 +234,7 @@ fn unknown_parts_are_kept_in_place_warned_once_and_counted() {
     let warned: Vec<&str> = imported.warnings.iter().map(|w| w.message.as_str()).collect();
     assert_eq!(warned.len(), 2, "{warned:?}");
     assert!(warned[0].contains("mystery") && warned[1].contains("novel"));
-    let counter = Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1000 };
+    let counter = Counter { tokenizer: Tokenizer::Estimate, image_tokens: 1000, output_max_chars: None };
     let other = &imported.messages[0].parts[1];
     assert!(matches!(other, Part::Other(_)));
     assert!(counter.part(other).total > 50);
