@@ -22,6 +22,8 @@ export type CompactErrorCode =
   | 'CF_INVALID_ARGUMENT'
   /** The summarizer cannot call its model: no `ai` package in the app, or a model of another `ai` major. */
   | 'CF_UNSUPPORTED_MODEL'
+  /** `modelInfo` found no catalog entry for the model (or several equally good ones); pass `contextWindow`. */
+  | 'CF_UNKNOWN_MODEL'
 
 export interface CompactErrorOptions {
   cause?: unknown
@@ -55,7 +57,7 @@ export class CompactError extends Error {
   }
 }
 
-const FATAL = new Set<CompactErrorCode>(['CF_ABORTED', 'CF_AUTH', 'CF_NETWORK', 'CF_RATE_LIMITED', 'CF_INVALID_ARGUMENT', 'CF_UNSUPPORTED_MODEL'])
+const FATAL = new Set<CompactErrorCode>(['CF_ABORTED', 'CF_AUTH', 'CF_NETWORK', 'CF_RATE_LIMITED', 'CF_INVALID_ARGUMENT', 'CF_UNSUPPORTED_MODEL', 'CF_UNKNOWN_MODEL'])
 
 export class SummaryFailedError extends CompactError {
   constructor(message: string, options?: CompactErrorOptions) {
@@ -126,6 +128,14 @@ export class UnsupportedModelError extends CompactError {
   constructor(message: string, options?: CompactErrorOptions) {
     super('CF_UNSUPPORTED_MODEL', message, options)
     this.name = 'UnsupportedModelError'
+  }
+}
+
+/** `modelInfo` cannot tell the model's context window: it is not in the catalog, or matches entries of several providers. */
+export class UnknownModelError extends CompactError {
+  constructor(message: string, options?: CompactErrorOptions) {
+    super('CF_UNKNOWN_MODEL', message, options)
+    this.name = 'UnknownModelError'
   }
 }
 

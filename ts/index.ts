@@ -23,6 +23,7 @@ export {
   RateLimitError,
   ServerError,
   SummaryFailedError,
+  UnknownModelError,
   UnsupportedModelError,
   classifyError,
   isAbortError,
