@@ -1,4 +1,12 @@
 // contextfold/ai: the AI SDK integration. It imports the core, never the reverse, and loads the
-// app's `ai` only when a summary is asked for.
+// app's `ai` only when a summary is asked for, and the model catalog only when `modelInfo` is called.
 export { aiSdkSummarizer, type AiSdkSummarizerOptions, type GenerateTextLike, type LanguageModelLike } from './summarizer.js'
+export {
+  MODEL_CATALOG_SOURCE,
+  modelInfo,
+  type CatalogModelInfo,
+  type ModelCost,
+  type ModelInfoOptions,
+  type ModelRef,
+} from './models.js'
 export type { Summarizer } from '../types.js'
