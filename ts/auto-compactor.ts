@@ -41,12 +41,19 @@ export interface AutoCompactorOptions
    * otherwise it is discarded and the compaction runs as usual. Off by default.
    */
   speculateAt?: number
+  /**
+   * Compact once usage reaches this share of the usable window (e.g. `0.8`), before it overflows.
+   * Default: at overflow (`1`).
+   */
+  compactAt?: number
 }
 
 export interface AfterStepOptions {
   signal?: AbortSignal
   /** The provider rejected the last request as too long: compact even if the local count is under the limit. */
   overflow?: boolean
+  /** Compact now although the context is under the limit (a trigger of the caller's own). */
+  force?: boolean
   /** With `overflow`: the user message the provider rejected, replayed after the summary. */
   replay?: string
 }
@@ -166,7 +173,7 @@ export class AutoCompactor {
     const last = snapshot[snapshot.length - 1]
     if (!last) return
     const controller = new AbortController()
-    const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, ...compactOptions } = this.#options
+    const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, compactAt: _c, ...compactOptions } = this.#options
     const promise = summarizeAhead(this.session, { ...compactOptions, auto: true, upTo: last.id, signal: controller.signal }).catch(
       () => undefined, // a failed or aborted speculation is discarded: the compaction at overflow runs as usual
     )
@@ -220,7 +227,7 @@ export class AutoCompactor {
           this.#emit('prune', { result, usage })
         }
       }
-      if (!overflow && !session.isOverflow()) {
+      if (!overflow && options.force !== true && !this.#due(usage)) {
         this.#speculate(usage)
         return out
       }
@@ -229,7 +236,7 @@ export class AutoCompactor {
         return out
       }
       this.#emit('compacting', { usage, overflow })
-      const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, ...compactOptions } = this.#options
+      const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, compactAt: _c, ...compactOptions } = this.#options
       const opts: CompactOptions = { ...compactOptions, auto: true, overflow }
       if (options.signal) opts.signal = options.signal
       if (overflow && options.replay !== undefined) opts.replay = options.replay
@@ -247,7 +254,7 @@ export class AutoCompactor {
       this.#emit('compact', { result })
       if (result.status === 'compacted') {
         this.#failures = 0
-        if (session.isOverflow()) {
+        if (this.#due(out.usage)) {
           this.#ineffective++
           const max = this.#options.maxIneffective ?? 2
           if (this.#ineffective >= max) {
@@ -271,6 +278,12 @@ export class AutoCompactor {
     } finally {
       this.#busy = false
     }
+  }
+
+  /** Whether `usage` calls for a compaction: over the window, or past `compactAt`. */
+  #due(usage: ContextUsage): boolean {
+    const at = this.#options.compactAt
+    return this.session.isOverflow() || (at !== undefined && usage.usable > 0 && usage.tokens >= at * usage.usable)
   }
 
   /** The provider rejected the request as too long: compact now, replaying `messageID` if given. */

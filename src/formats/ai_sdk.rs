@@ -23,7 +23,7 @@ use super::content::{data_url, data_url_mime, image_mime, str_field};
 use super::Record;
 use crate::message::{is_media, markers, FilePart, Part, ReasoningPart, Role, TextPart, ToolState};
 
-pub const LAYOUT: &str = "aiSdk";
+pub const LAYOUT: &str = crate::message::AI_SDK_LAYOUT;
 pub const PART: &str = "aiSdk";
 pub const RESULT: &str = "aiSdkResult";
 pub const OUTPUT: &str = "aiSdkOutput";

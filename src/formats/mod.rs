@@ -28,7 +28,6 @@ use serde::Serialize;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
 
-pub use ai_sdk::LAYOUT as AI_SDK_LAYOUT;
 pub use stream::{decode, Record};
 
 /// The transcript formats `import_transcript` reads.

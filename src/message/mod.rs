@@ -14,6 +14,10 @@ pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart
 pub use provider_usage::usage_from_provider;
 pub use truncate::keep_head_and_tail;
 
+/// The `extra` key of a message that came from AI SDK `ModelMessage`s: the layout that gives them
+/// back as they came (see `formats::ai_sdk`). Such a message is sent with its parts of unknown kinds.
+pub const AI_SDK_LAYOUT: &str = "aiSdk";
+
 /// `image/*` and PDFs: what `stripMedia` replaces and what counts a fixed token cost.
 pub fn is_media(mime: &str) -> bool {
     mime.starts_with("image/") || mime == "application/pdf"

@@ -76,7 +76,14 @@ pub fn select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Selection
     if tail_turns.is_some_and(|t| t <= 0) {
         return everything;
     }
-    let all = turns(seq);
+    let mut all = turns(seq);
+    // Messages before the first user request (an agent loop going on after a summary hid its
+    // request, a transcript that starts mid-turn) are a turn of their own: the tail may keep their
+    // newest part.
+    let first = all.first().map_or(seq.len(), |t| t.start);
+    if first > 0 {
+        all.insert(0, Turn { start: 0, end: first, id: seq[0].msg.id.clone() });
+    }
     let recent = match tail_turns {
         Some(t) => &all[all.len().saturating_sub(t as usize)..],
         None => &all[..],

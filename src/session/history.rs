@@ -135,7 +135,9 @@ impl History {
                                 return Err(CfError::aborted());
                             }
                             out.push(match slot.take().expect("each message is taken once") {
-                                (msg, Some((parts, tokens))) => Entry { msg, parts, tokens, seen_at: 0.0 },
+                                (msg, Some((parts, tokens))) => {
+                                    Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens }
+                                }
                                 (msg, None) => Entry::new(msg, &counter),
                             });
                         }
@@ -206,6 +208,23 @@ impl History {
         let before = self.pins.len();
         self.pins.retain(|p| p.id != id && p.message_id.as_deref() != Some(id));
         self.pins.len() != before
+    }
+
+    /// The provider's report on the answer at `id` was made before its tool results arrived: from
+    /// now on they count locally, beside the report (as when they arrive by `update`).
+    pub(super) fn report_before_results(&mut self, id: &str) {
+        if let Some(&i) = self.index.get(id) {
+            let e = &mut self.entries[i];
+            let results: u64 = e
+                .msg
+                .parts
+                .iter()
+                .zip(&e.parts)
+                .filter(|(p, _)| matches!(p, Part::Tool(_)))
+                .map(|(_, c)| c.total.saturating_sub(c.call))
+                .sum();
+            e.reported_tokens = e.tokens.saturating_sub(results);
+        }
     }
 
     /// Sets the tokens the provider receives besides the messages (system prompt, tool
@@ -279,6 +298,9 @@ impl History {
         // Streaming more of an answer does not make its usage report newer; a new report does.
         let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
         entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
+        if same_report {
+            entry.reported_tokens = self.entries[i].reported_tokens;
+        }
         let old = std::mem::replace(&mut self.entries[i], entry);
         self.sums.add(i, self.entries[i].tokens as i64 - old.tokens as i64);
         if old.parts.iter().chain(&self.entries[i].parts).any(|c| c.cleared > 0) {
@@ -358,7 +380,9 @@ impl History {
         let (usage_tokens, local, source) = match self.last_usage {
             Some(u) => {
                 let reported = self.entries[u].msg.trusted_usage().map_or(0, |x| x.context_tokens());
-                let trailing = self.sums.range(u + 1, len);
+                // What the answer grew by after its report (its tool results) is counted locally.
+                let grown = self.entries[u].tokens.saturating_sub(self.entries[u].reported_tokens);
+                let trailing = self.sums.range(u + 1, len) + grown;
                 let source = if trailing == 0 { Source::Usage } else { Source::Mixed };
                 // Outputs cleared after the report are still in it.
                 let cleared = self.prunes.cleared_after(self.entries[u].seen_at, u, |p| self.view.is_visible(p));

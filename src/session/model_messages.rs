@@ -76,10 +76,13 @@ impl History {
                 completed = (&first != prev).then_some(first);
             }
         }
+        // The step's usage goes on its answer: the last assistant message taken now.
+        let mut reported = None;
         if let Some(u) = usage {
             let last = messages.iter_mut().rev().chain(completed.iter_mut()).find(|m| m.role == Role::Assistant);
             if let Some(m) = last {
                 m.tokens = Some(u);
+                reported = Some(m.id.clone());
             }
         }
         // Validate everything before changing anything: the checks `append` and `update` make.
@@ -103,6 +106,10 @@ impl History {
         for m in messages {
             out.appended.push(m.id.clone());
             self.append(m)?;
+        }
+        // The report was made before the tool results that came with the answer now.
+        if let Some(id) = reported {
+            self.report_before_results(&id);
         }
         if let (Some(first), Some(last)) = (values.first(), values.last()) {
             let c = &mut self.model_cursor;

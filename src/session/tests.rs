@@ -250,6 +250,27 @@ fn prune_does_nothing_below_the_minimum_and_stops_at_a_summary() {
 }
 
 #[test]
+fn a_loop_going_on_after_a_summary_keeps_its_newest_steps_verbatim() {
+    // One request, a summary that hid it, then more tool steps: no user turn is in view.
+    let mut opts = options(1_000_000);
+    let msgs = vec![
+        user("u1", "audit it"),
+        tool_answer("a1", "bash", &big(3_000)),
+        request("c1", Some("a2")),
+        summary("s1", "c1", true),
+        tool_answer("a2", "bash", &big(3_000)),
+        tool_answer("a3", "bash", &big(3_000)),
+        tool_answer("a4", "bash", &big(1_000)),
+    ];
+    let h = history(msgs.clone(), opts.clone());
+    let last_two = h.get("a3").unwrap().tokens + h.get("a4").unwrap().tokens;
+    opts.compaction.preserve_recent_tokens = Some(last_two + 10);
+    let s = history(msgs, opts).select();
+    assert_eq!(s.tail_start_id.as_deref(), Some("a3"));
+    assert_eq!(s.tail_tokens, last_two);
+}
+
+#[test]
 fn select_keeps_whole_turns_then_a_suffix_within_budget() {
     let mut opts = options(1_000_000);
     let msgs = vec![

@@ -74,13 +74,21 @@ impl Counter {
                     ToolState::Pending { .. } | ToolState::Running { .. } => result(self.text(markers::INTERRUPTED)),
                 }
             }
-            // Kept as it came (an agent's own part, a provider's compaction item): it may be sent.
+            // Kept as it came (a part of a kind this model does not know): counted by its JSON.
             Part::Other(v) => plain(self.text(&v.to_string())),
         }
     }
 
     pub fn message(&self, m: &Message) -> MessageCount {
-        let parts: Vec<PartCount> = m.parts.iter().map(|p| self.part(p)).collect();
+        // Parts of unknown kinds reach the model only in messages that came from AI SDK
+        // ModelMessages (they are given back as they came); elsewhere they are an agent's own
+        // metadata (opencode's step and patch parts), which no model reads.
+        let sends_other = m.extra.contains_key(crate::message::AI_SDK_LAYOUT);
+        let parts: Vec<PartCount> = m
+            .parts
+            .iter()
+            .map(|p| if matches!(p, Part::Other(_)) && !sends_other { PartCount::default() } else { self.part(p) })
+            .collect();
         let total = MESSAGE_OVERHEAD + parts.iter().map(|c| c.total).sum::<u64>();
         (parts, total)
     }

@@ -10,12 +10,15 @@ pub struct Entry {
     /// When this version's provider usage was reported (ms, the history's clock; for a message
     /// loaded in bulk, its own completion time when it has one).
     pub seen_at: f64,
+    /// The message's tokens when its provider usage was reported: what it grew by since (tool
+    /// results that arrived after the answer) the report does not cover.
+    pub reported_tokens: u64,
 }
 
 impl Entry {
     pub fn new(msg: Message, counter: &Counter) -> Entry {
         let (parts, tokens) = counter.message(&msg);
-        Entry { msg, parts, tokens, seen_at: 0.0 }
+        Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens }
     }
 
     /// The message's own completion (or creation) time, if it states one.

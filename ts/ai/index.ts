@@ -9,4 +9,7 @@ export {
   type ModelInfoOptions,
   type ModelRef,
 } from './models.js'
+export { contextfoldMiddleware, type CallOptionsLike, type ContextfoldMiddleware } from './middleware.js'
+export { contextfoldPrepareStep, toolDefinitions, type ContextfoldPrepareStepOptions, type PrepareStepArgs } from './prepare-step.js'
+export type { ContextfoldAiOptions, ShouldCompactContext, Size } from './options.js'
 export type { Summarizer } from '../types.js'

@@ -1,0 +1,96 @@
+// The AI SDK integration run through real tool loops of one AI SDK major: `generateText` and
+// `streamText` through `contextfoldMiddleware`, `generateText` and the agent class through
+// `contextfoldPrepareStep`. Shared by the ai v5 / v6 spec (Node 20) and the ai v7 spec (Node 22+).
+import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
+
+import { contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
+import { extractiveSummarizer, type CompactionResult, type Summarizer } from '../dist/index.js'
+import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, toolOutput, tools, type Major, type Seen } from './ai-loop.js'
+
+function counting(): { summarizer: Summarizer; calls: () => number } {
+  const inner = extractiveSummarizer()
+  let n = 0
+  return { summarizer: async (req, signal) => (n++, inner(req, signal)), calls: () => n }
+}
+
+export function integrationSuite(major: Major): void {
+  const { ai } = major
+  const base = { stopWhen: ai.stepCountIs(STEPS + 5), maxOutputTokens: MAX_OUTPUT, system: SYSTEM, messages: [{ role: 'user', content: REQUEST }] }
+
+  function expectLoop(seen: Seen, text: string, compactions: CompactionResult[], summaries: number): void {
+    expect(seen.problems).toEqual([])
+    expect(seen.prompts).toHaveLength(STEPS + 1)
+    expect(text).toBe('Audit done.')
+    // The conversation overflowed the window several times; each compaction summarized once.
+    expect(compactions.filter((c) => c.status === 'compacted').length).toBeGreaterThanOrEqual(3)
+    expect(summaries).toBe(compactions.length)
+    let total = 0
+    for (let i = 0; i < STEPS; i++) total += toolOutput(i).split(' word').length - 1
+    expect(total).toBeGreaterThan(150_000)
+    expect(Math.max(...seen.tokens)).toBeLessThanOrEqual(WINDOW - MAX_OUTPUT)
+  }
+
+  describe(`${major.name}: contextfoldMiddleware`, () => {
+    it('generateText: a 35-step tool loop with 150k tokens of output runs in a 32k window', async () => {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      const compactions: CompactionResult[] = []
+      const { summarizer, calls } = counting()
+      const model = ai.wrapLanguageModel({
+        model: scriptedModel(major, seen),
+        middleware: contextfoldMiddleware({ contextWindow: WINDOW, summarizer, onCompaction: ({ result }) => compactions.push(result) }),
+      })
+      const r = await ai.generateText({ ...base, model, tools: tools(major, z) })
+      expectLoop(seen, r.text, compactions, calls())
+    })
+
+    it('streamText: the same loop, streamed', async () => {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      const compactions: CompactionResult[] = []
+      const { summarizer, calls } = counting()
+      const model = ai.wrapLanguageModel({
+        model: scriptedModel(major, seen),
+        middleware: contextfoldMiddleware({ contextWindow: WINDOW, summarizer, onCompaction: ({ result }) => compactions.push(result) }),
+      })
+      const r = ai.streamText({ ...base, model, tools: tools(major, z) })
+      const text = await r.text
+      expectLoop(seen, text, compactions, calls())
+    })
+  })
+
+  describe(`${major.name}: contextfoldPrepareStep`, () => {
+    it('generateText: compacted messages every step after a compaction, summarized once each time', async () => {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      const compactions: CompactionResult[] = []
+      const { summarizer, calls } = counting()
+      const toolSet = tools(major, z)
+      const prepareStep = contextfoldPrepareStep({
+        contextWindow: WINDOW,
+        summarizer,
+        system: SYSTEM,
+        tools: toolSet,
+        maxOutputTokens: MAX_OUTPUT,
+        onCompaction: ({ result }) => compactions.push(result),
+      })
+      const r = await ai.generateText({ ...base, model: scriptedModel(major, seen), tools: toolSet, prepareStep })
+      expectLoop(seen, r.text, compactions, calls())
+    })
+
+    it('the agent class runs the loop with the helper', async () => {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      const compactions: CompactionResult[] = []
+      const { summarizer, calls } = counting()
+      const toolSet = tools(major, z)
+      const agent = new major.Agent({
+        model: scriptedModel(major, seen),
+        system: SYSTEM,
+        tools: toolSet,
+        stopWhen: ai.stepCountIs(STEPS + 5),
+        maxOutputTokens: MAX_OUTPUT,
+        prepareStep: contextfoldPrepareStep({ contextWindow: WINDOW, summarizer, system: SYSTEM, tools: toolSet, maxOutputTokens: MAX_OUTPUT, onCompaction: ({ result }) => compactions.push(result) }),
+      })
+      const r = await agent.generate({ messages: base.messages })
+      expectLoop(seen, r.text, compactions, calls())
+    })
+  })
+}

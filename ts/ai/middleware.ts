@@ -1,0 +1,95 @@
+// `contextfoldMiddleware`: context management for any AI SDK model, through
+// `wrapLanguageModel({ model, middleware: contextfoldMiddleware(options) })` (ai v5, v6, v7). Each
+// call's prompt is matched to its conversation; only what is new is appended to that
+// conversation's native Session; when the call would not fit its model's window the conversation
+// is compacted and the compacted prompt is sent, on this call and on every later one.
+import type { ModelMessageLike } from '../../native.js'
+import { Engine, insideCompaction, type Conversation } from './conversations.js'
+import type { ModelRef } from './models.js'
+import type { ContextfoldAiOptions } from './options.js'
+
+/** The part of a language model call's options the middleware reads. */
+export interface CallOptionsLike {
+  prompt: readonly unknown[]
+  tools?: readonly unknown[]
+  maxOutputTokens?: number
+  abortSignal?: AbortSignal
+}
+
+/**
+ * A language model middleware for ai v5 (`LanguageModelV2Middleware`), v6
+ * (`LanguageModelV3Middleware`) and v7 (`LanguageModelMiddleware`): typed structurally so that it
+ * fits the `ai` the app has.
+ */
+export interface ContextfoldMiddleware {
+  /** ai v6 / v7. */
+  readonly specificationVersion: 'v3'
+  /** ai v5. */
+  readonly middlewareVersion: 'v2'
+  transformParams<P extends CallOptionsLike>(options: { type: 'generate' | 'stream'; params: P; model: ModelRef }): Promise<P>
+  wrapGenerate<R extends { usage?: unknown }>(options: { doGenerate: () => PromiseLike<R>; params: CallOptionsLike; model: ModelRef }): Promise<R>
+  wrapStream<S extends { stream: ReadableStream<unknown> }>(options: { doStream: () => PromiseLike<S>; params: CallOptionsLike; model: ModelRef }): Promise<S>
+}
+
+/** System messages at the head of a prompt, and the conversation after them. */
+function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]; messages: ModelMessageLike[] } {
+  let i = 0
+  const texts: string[] = []
+  for (; i < prompt.length; i++) {
+    const m = prompt[i] as ModelMessageLike
+    if (m?.role !== 'system') break
+    if (typeof m.content === 'string') texts.push(m.content)
+  }
+  return { system: prompt.slice(0, i), texts, messages: prompt.slice(i) as ModelMessageLike[] }
+}
+
+/**
+ * Context management as a language model middleware. Options: the model's `contextWindow` (else
+ * looked up in the model catalog), a `summarizer` (default: the offline extractive one; a summary
+ * call made through a model wrapped with this middleware passes through it unchanged), `trigger` /
+ * `keep` sizes (tokens or `{ fraction }` of the window), `shouldCompact`, `onCompaction`.
+ *
+ * @example
+ * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: contextfoldMiddleware() })
+ */
+export function contextfoldMiddleware(options: ContextfoldAiOptions = {}): ContextfoldMiddleware {
+  const engine = new Engine(options)
+  // The conversation of each call, for the usage its answer reports.
+  const calls = new WeakMap<object, Conversation>()
+  return {
+    specificationVersion: 'v3',
+    middlewareVersion: 'v2',
+    async transformParams({ params, model }) {
+      if (insideCompaction()) return params
+      const { system, texts, messages } = split(params.prompt)
+      if (!messages.length) return params
+      const call = { system: texts, ...(params.tools ? { tools: params.tools } : {}), ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}) }
+      const c = await engine.conversation(messages, model, call)
+      const compacted = await engine.prepare(c, call, params.abortSignal)
+      const next = compacted ? { ...params, prompt: [...system, ...compacted] } : { ...params }
+      calls.set(next, c)
+      return next
+    },
+    async wrapGenerate({ doGenerate, params }) {
+      const result = await doGenerate()
+      const c = calls.get(params)
+      if (c) c.usage = result.usage
+      return result
+    },
+    async wrapStream({ doStream, params }) {
+      const result = await doStream()
+      const c = calls.get(params)
+      if (!c) return result
+      const stream = result.stream.pipeThrough(
+        new TransformStream<unknown, unknown>({
+          transform(chunk, controller) {
+            const part = chunk as { type?: string; usage?: unknown }
+            if (part?.type === 'finish') c.usage = part.usage
+            controller.enqueue(chunk)
+          },
+        }),
+      )
+      return { ...result, stream }
+    },
+  }
+}

@@ -1,0 +1,63 @@
+// Options shared by `contextfoldMiddleware` and `contextfoldPrepareStep`.
+import type { CompactionConfig, ContextUsage, SessionOptions, TokenizerName } from '../../native.js'
+import type { AutoCompactorOptions } from '../auto-compactor.js'
+import type { CompactionResult } from '../types.js'
+
+/** What `shouldCompact` sees before each model call. */
+export interface ShouldCompactContext {
+  /** The conversation's usage with the call's system prompt, tools and output reserve counted. */
+  usage: ContextUsage
+  /** Messages of the conversation (ModelMessages taken so far). */
+  messageCount: number
+  /** The model's context window. */
+  contextWindow: number
+}
+
+/** A size: tokens, or a fraction of the usable window (as LangChain's `summarizationMiddleware` takes). */
+export type Size = number | { fraction: number } | { tokens: number }
+
+export interface ContextfoldAiOptions
+  extends Pick<AutoCompactorOptions, 'summarizer' | 'template' | 'instructions' | 'focus' | 'hooks' | 'fallback' | 'audit' | 'maxFailures' | 'maxIneffective' | 'prune'> {
+  /** The model's context window in tokens. Required unless the model is in the catalog (`modelInfo`). */
+  contextWindow?: number
+  /**
+   * Output tokens to keep free when the call does not say (`maxOutputTokens` of the call wins).
+   * Default: the catalog's output limit, capped at 32,000, or 4,096 for an unknown model.
+   */
+  maxOutputTokens?: number
+  /** Counting: `o200k` / `cl100k` (exact) or `estimate`. Default: exact for OpenAI-family models. */
+  tokenizer?: TokenizerName
+  /** Compact when usage reaches this (default: the usable window, i.e. at overflow). */
+  trigger?: Size
+  /** Tokens of the newest messages kept verbatim after a compaction (default: contextfold's rule). */
+  keep?: Size
+  /** More compaction settings (prune rules, tool output limits...). */
+  compaction?: CompactionConfig
+  /** Decides, before each call, whether to compact now (overrides `trigger`). */
+  shouldCompact?: (ctx: ShouldCompactContext) => boolean
+  /** Called after each compaction. */
+  onCompaction?: (event: { result: CompactionResult; conversation: string }) => void
+  /** Conversations held at once (least recently used dropped first; default 100). */
+  maxConversations?: number
+}
+
+/** Tokens `size` stands for in a window of `usable` tokens. */
+export function tokensOf(size: Size, usable: number): number {
+  if (typeof size === 'number') return size
+  return 'fraction' in size ? Math.floor(size.fraction * usable) : size.tokens
+}
+
+/** The session options of a conversation on `model` with `window` tokens. */
+export function sessionOptions(
+  options: ContextfoldAiOptions,
+  model: { providerID?: string; modelID?: string },
+  window: number,
+  maxOutput: number,
+): SessionOptions {
+  const usable = Math.max(0, window - maxOutput)
+  const compaction: CompactionConfig = { ...options.compaction }
+  if (options.keep !== undefined) compaction.preserveRecentTokens = tokensOf(options.keep, usable)
+  const out: SessionOptions = { model: { ...model, limit: { context: window, output: maxOutput } }, compaction }
+  if (options.tokenizer) out.tokenizer = options.tokenizer
+  return out
+}

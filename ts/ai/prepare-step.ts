@@ -1,0 +1,68 @@
+// `contextfoldPrepareStep`: context management for a tool loop the app runs (`generateText`,
+// `streamText`, `ToolLoopAgent` / `Agent`), through their `prepareStep`. In ai v5 and v6 each step is
+// rebuilt from the original messages, so the helper hands back the compacted messages on every
+// step after a compaction (without summarizing again); in v7 the loop carries them forward and the
+// helper continues from them.
+import type { ModelMessageLike } from '../../native.js'
+import { Engine } from './conversations.js'
+import type { ModelRef } from './models.js'
+import type { ContextfoldAiOptions } from './options.js'
+
+export interface ContextfoldPrepareStepOptions extends ContextfoldAiOptions {
+  /** The loop's model, when `prepareStep` is not given it (it always is in ai v5 to v7). */
+  model?: ModelRef
+  /** The loop's system prompt (`prepareStep` does not see it): counted in every step. */
+  system?: string
+  /**
+   * The loop's tools (`prepareStep` does not see them): an AI SDK tool set, or JSON schemas,
+   * counted as the provider receives their definitions.
+   */
+  tools?: unknown
+  /** The loop's `maxOutputTokens` (`prepareStep` does not see it). */
+  maxOutputTokens?: number
+}
+
+/** What `prepareStep` is called with, as far as the helper reads it (ai v5, v6, v7). */
+export interface PrepareStepArgs {
+  messages: readonly unknown[]
+  model?: unknown
+  steps?: readonly { usage?: unknown }[]
+  stepNumber?: number
+  abortSignal?: AbortSignal
+}
+
+/** A JSON-able picture of a tool set: name, description and input schema of each tool. */
+export function toolDefinitions(tools: unknown): unknown {
+  if (Array.isArray(tools) || tools === null || typeof tools !== 'object') return tools
+  return Object.entries(tools as Record<string, Record<string, unknown>>).map(([name, t]) => {
+    const schema = (t?.inputSchema ?? t?.parameters) as Record<string, unknown> | undefined
+    const json = schema?.jsonSchema ?? (typeof schema?.toJSONSchema === 'function' ? (schema.toJSONSchema as () => unknown)() : undefined)
+    return { name, description: t?.description, inputSchema: json ?? null }
+  })
+}
+
+/**
+ * A `prepareStep` function: returns `{ messages }` compacted when the step would not fit (and on
+ * every later step of that conversation), nothing otherwise. Same engine and options as
+ * `contextfoldMiddleware`.
+ *
+ * @example
+ * await generateText({ model, tools, messages, stopWhen: stepCountIs(50),
+ *   prepareStep: contextfoldPrepareStep({ tools, maxOutputTokens: 4096 }) })
+ */
+export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = {}) {
+  const engine = new Engine(options)
+  const call = {
+    ...(options.system ? { system: [options.system] } : {}),
+    ...(options.tools !== undefined ? { tools: toolDefinitions(options.tools) } : {}),
+    ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
+  }
+  return async (args: PrepareStepArgs): Promise<{ messages: ModelMessageLike[] } | undefined> => {
+    const model = (options.model ?? args.model) as ModelRef
+    const messages = args.messages as ModelMessageLike[]
+    if (!messages.length) return undefined
+    const c = await engine.conversation(messages, model, call, args.steps?.at(-1)?.usage)
+    const compacted = await engine.prepare(c, call, args.abortSignal)
+    return compacted ? { messages: compacted } : undefined
+  }
+}
