@@ -25,3 +25,23 @@ export const typeTests: Summarizer[] = [
   // @ts-expect-error a model object has a specification version, a provider and a model id
   aiSdkSummarizer({ modelId: 'x' }),
 ]
+
+// The middleware fits `wrapLanguageModel` of every major, and the helper fits `prepareStep`.
+import { wrapLanguageModel as wrap5 } from 'ai'
+import { wrapLanguageModel as wrap6 } from 'ai-v6'
+import { wrapLanguageModel as wrap7 } from 'ai-v7'
+
+import { contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
+
+const v2 = wrap5({ model: new MockLanguageModelV2(), middleware: contextfoldMiddleware({ contextWindow: 128_000 }) })
+const v3 = wrap6({ model: new MockLanguageModelV3(), middleware: contextfoldMiddleware({ trigger: { fraction: 0.8 }, keep: { tokens: 8_000 } }) })
+const v4 = wrap7({ model: new MockLanguageModelV4(), middleware: contextfoldMiddleware({ shouldCompact: ({ usage }) => usage.pressure > 0.9 }) })
+export const typeTestCalls = [
+  generateText5({ model: v2, prompt: 'x', prepareStep: contextfoldPrepareStep({ maxOutputTokens: 4096 }) }),
+  generateText6({ model: v3, prompt: 'x', prepareStep: contextfoldPrepareStep() }),
+  generateText7({ model: v4, prompt: 'x', prepareStep: contextfoldPrepareStep({ system: 'terse', tools: {} }) }),
+]
+// @ts-expect-error a trigger is tokens or a fraction of the window
+contextfoldMiddleware({ trigger: 'soon' })
+// @ts-expect-error shouldCompact answers with a boolean
+contextfoldMiddleware({ shouldCompact: () => 'yes' })

@@ -10,6 +10,12 @@ export {
   type ModelRef,
 } from './models.js'
 export { contextfoldMiddleware, type CallOptionsLike, type ContextfoldMiddleware } from './middleware.js'
-export { contextfoldPrepareStep, toolDefinitions, type ContextfoldPrepareStepOptions, type PrepareStepArgs } from './prepare-step.js'
+export {
+  contextfoldPrepareStep,
+  toolDefinitions,
+  type ContextfoldPrepareStep,
+  type ContextfoldPrepareStepOptions,
+  type PrepareStepArgs,
+} from './prepare-step.js'
 export type { ContextfoldAiOptions, ShouldCompactContext, Size } from './options.js'
 export type { Summarizer } from '../types.js'

@@ -23,8 +23,8 @@ export interface ContextfoldPrepareStepOptions extends ContextfoldAiOptions {
 }
 
 /** What `prepareStep` is called with, as far as the helper reads it (ai v5, v6, v7). */
-export interface PrepareStepArgs {
-  messages: readonly unknown[]
+export interface PrepareStepArgs<M = unknown> {
+  messages: readonly M[]
   model?: unknown
   steps?: readonly { usage?: unknown }[]
   stepNumber?: number
@@ -50,19 +50,22 @@ export function toolDefinitions(tools: unknown): unknown {
  * await generateText({ model, tools, messages, stopWhen: stepCountIs(50),
  *   prepareStep: contextfoldPrepareStep({ tools, maxOutputTokens: 4096 }) })
  */
-export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = {}) {
+/** A `prepareStep` function for the `ai` the app has: it hands back messages of the type it was given. */
+export type ContextfoldPrepareStep = <M>(args: PrepareStepArgs<M>) => Promise<{ messages: M[] } | undefined>
+
+export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = {}): ContextfoldPrepareStep {
   const engine = new Engine(options)
   const call = {
     ...(options.system ? { system: [options.system] } : {}),
     ...(options.tools !== undefined ? { tools: toolDefinitions(options.tools) } : {}),
     ...(options.maxOutputTokens !== undefined ? { maxOutputTokens: options.maxOutputTokens } : {}),
   }
-  return async (args: PrepareStepArgs): Promise<{ messages: ModelMessageLike[] } | undefined> => {
+  return async <M>(args: PrepareStepArgs<M>): Promise<{ messages: M[] } | undefined> => {
     const model = (options.model ?? args.model) as ModelRef
-    const messages = args.messages as ModelMessageLike[]
+    const messages = args.messages as readonly unknown[] as ModelMessageLike[]
     if (!messages.length) return undefined
     const c = await engine.conversation(messages, model, call, args.steps?.at(-1)?.usage)
     const compacted = await engine.prepare(c, call, args.abortSignal)
-    return compacted ? { messages: compacted } : undefined
+    return compacted ? { messages: compacted as unknown[] as M[] } : undefined
   }
 }
