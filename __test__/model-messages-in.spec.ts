@@ -258,16 +258,17 @@ const userPart = fc.oneof(
 )
 const output = fc.oneof(
   fc.record({ type: fc.constant('text'), value: fc.string() }),
-  fc.record({ type: fc.constant('json'), value: fc.jsonValue() }),
+  // JSON has no -0: values as JSON can carry them.
+  fc.record({ type: fc.constant('json'), value: fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown) }),
   fc.record({ type: fc.constant('error-text'), value: fc.string() }),
-  fc.record({ type: fc.constant('error-json'), value: fc.jsonValue() }),
+  fc.record({ type: fc.constant('error-json'), value: fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown) }),
   fc.record({ type: fc.constant('execution-denied'), reason: fc.string() }),
   fc.record({ type: fc.constant('content'), value: fc.array(fc.record({ type: fc.constant('text'), text: fc.string() }), { maxLength: 3 }) }),
 )
 const step = fc
   .tuple(
     fc.array(fc.oneof(text, withPo(fc.record({ type: fc.constant('reasoning'), text: fc.string() }))), { maxLength: 3 }),
-    fc.array(fc.tuple(fc.constantFrom('read', 'bash', 'edit'), fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }), output, po), { maxLength: 3 }),
+    fc.array(fc.tuple(fc.constantFrom('read', 'bash', 'edit'), fc.dictionary(fc.string(), fc.jsonValue(), { maxKeys: 3 }).map((v) => JSON.parse(JSON.stringify(v)) as unknown), output, po), { maxLength: 3 }),
     po,
   )
   .map(([parts, calls, mpo]) => ({ parts, calls, mpo }))

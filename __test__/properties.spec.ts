@@ -309,13 +309,14 @@ describe('properties of random sessions', () => {
           expect(sel.tailStartID).toBeUndefined()
         } else if (cfg.tailTurns !== undefined) {
           // at most tailTurns turns: the tail starts inside the last tailTurns turns
-          if (sel.tailStartID !== undefined) {
-            const first = ts[Math.max(0, ts.length - cfg.tailTurns)]
+          if (sel.tailStartID !== undefined && ts.length >= cfg.tailTurns) {
+            const first = ts[ts.length - cfg.tailTurns]!
             expect(sel.headEnd).toBeGreaterThanOrEqual(first.start)
           }
         } else {
           // maximal: in the turn just before the tail, no start that fits and is allowed was skipped
-          const everythingFits = ts.length > 0 && ts[0].start === 0 && suffix[0] <= budget
+          // Messages before the first user turn are a turn of their own (a loop after a summary).
+          const everythingFits = suffix[0] <= budget && (ctx.length === 0 || (ts.length > 0 && ts[0].start === 0) || canStartTail(ctx[0]!))
           if (!(sel.tailStartID === undefined && everythingFits)) {
             const k = sel.tailStartID !== undefined ? sel.headEnd : ctx.length
             const turn = ts.find((t) => t.start <= k - 1 && k - 1 < t.end)
@@ -348,13 +349,22 @@ describe('properties of random sessions', () => {
         expect(first.tokensFreed).toBeGreaterThanOrEqual(0)
         expect(first.messageIDs).toHaveLength(first.prunedPartIDs.length)
 
-        const users = msgs.map((m, i) => (m.role === 'user' ? i : -1)).filter((i) => i >= 0)
-        const secondLastUser = users.length >= 2 ? users[users.length - 2] : -1
+        // Protected: the last two user turns, but at most 10 answers (pruneProtectSteps) of them.
+        let boundary = -1
+        for (let i = msgs.length - 1, users = 0, steps = 0; i >= 0; i--) {
+          if (msgs[i]!.role === 'user') users++
+          if (users >= 2 || steps >= 10) {
+            boundary = i + 1
+            break
+          }
+          if (msgs[i]!.role === 'assistant') steps++
+        }
+        const secondLastUser = boundary
         const protectedTools = cfg.protectedTools ?? ['skill']
         first.prunedPartIDs.forEach((partID, k) => {
           const at = msgs.findIndex((m) => m.id === first.messageIDs[k])
           expect(at).toBeGreaterThanOrEqual(0)
-          expect(at, 'never in the last two user turns').toBeLessThan(secondLastUser)
+          expect(at, 'never in the protected last turns and steps').toBeLessThan(secondLastUser)
           const part = msgs[at].parts.find((p) => p.id === partID) as { tool: string; state: { status: string; compactedAt?: number } }
           expect(part.state.status).toBe('completed')
           expect(part.state.compactedAt).toBeUndefined()

@@ -73,6 +73,11 @@ export interface CompactionConfig {
   tailTurns?: number
   /** Newest tool output, in tokens, that prune never clears (default 40000). */
   pruneProtect?: number
+  /**
+   * Prune skips the last two user turns, but no more than this many answers (steps) of them, so a
+   * long tool loop on one request prunes too (default 10).
+   */
+  pruneProtectSteps?: number
   /** Prune only if it frees more than this (default 20000). */
   pruneMinimum?: number
   /** Tools whose output is never pruned (default ['skill']). */

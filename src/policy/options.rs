@@ -47,6 +47,10 @@ pub struct CompactionConfig {
     /// Newest tool output (in tokens) that prune never clears.
     #[serde(deserialize_with = "limit")]
     pub prune_protect: u64,
+    /// Prune skips the last two user turns, but no more than this many answers (steps): a long
+    /// tool loop on one request prunes too.
+    #[serde(deserialize_with = "limit")]
+    pub prune_protect_steps: u64,
     /// Prune only if it frees more than this.
     #[serde(deserialize_with = "limit")]
     pub prune_minimum: u64,
@@ -79,6 +83,7 @@ impl Default for CompactionConfig {
             preserve_recent_tokens: None,
             tail_turns: None,
             prune_protect: 40_000,
+            prune_protect_steps: 10,
             prune_minimum: 20_000,
             protected_tools: vec!["skill".to_string()],
             tool_output_max_chars: None,

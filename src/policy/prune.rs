@@ -1,7 +1,8 @@
 //! Prune (opencode semantics): clear old tool output, keep the call and its result paired.
 //!
-//! Walk back from the newest message, skipping the last two user turns; stop at a summary or at an
-//! output pruned before. The newest `prune_protect` tokens of tool output are kept; everything older
+//! Walk back from the newest message, skipping the last two user turns (at most
+//! `prune_protect_steps` answers of them, so a long loop on one request prunes too); stop at a
+//! summary or at an output pruned before. The newest `prune_protect` tokens of tool output are kept; everything older
 //! is cleared, but only when that frees more than `prune_minimum`.
 
 use super::CompactionConfig;
@@ -17,14 +18,15 @@ pub struct PruneResult {
 }
 
 pub fn prune(entries: &[Entry], cfg: &CompactionConfig) -> PruneResult {
-    let mut turns = 0;
+    let (mut turns, mut steps) = (0, 0u64);
     let mut total = 0u64;
     let mut found = PruneResult::default();
     'walk: for (i, e) in entries.iter().enumerate().rev() {
         if e.msg.is_user() {
             turns += 1;
         }
-        if turns < 2 {
+        if turns < 2 && steps < cfg.prune_protect_steps {
+            steps += u64::from(e.msg.is_assistant());
             continue;
         }
         if e.msg.is_summary() {

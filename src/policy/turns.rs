@@ -81,8 +81,8 @@ pub fn select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Selection
     // request, a transcript that starts mid-turn) are a turn of their own: the tail may keep their
     // newest part.
     let first = all.first().map_or(seq.len(), |t| t.start);
-    if first > 0 {
-        all.insert(0, Turn { start: 0, end: first, id: seq[0].msg.id.clone() });
+    if let Some(start) = (0..first).find(|&i| can_start_tail(seq[i])) {
+        all.insert(0, Turn { start, end: first, id: seq[start].msg.id.clone() });
     }
     let recent = match tail_turns {
         Some(t) => &all[all.len().saturating_sub(t as usize)..],

@@ -220,7 +220,9 @@ impl History {
                 .parts
                 .iter()
                 .zip(&e.parts)
-                .filter(|(p, _)| matches!(p, Part::Tool(_)))
+                .filter(|(p, _)| {
+                    matches!(p, Part::Tool(t) if matches!(t.state, ToolState::Completed { .. } | ToolState::Error { .. }))
+                })
                 .map(|(_, c)| c.total.saturating_sub(c.call))
                 .sum();
             e.reported_tokens = e.tokens.saturating_sub(results);
@@ -298,9 +300,6 @@ impl History {
         // Streaming more of an answer does not make its usage report newer; a new report does.
         let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
         entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
-        if same_report {
-            entry.reported_tokens = self.entries[i].reported_tokens;
-        }
         let old = std::mem::replace(&mut self.entries[i], entry);
         self.sums.add(i, self.entries[i].tokens as i64 - old.tokens as i64);
         if old.parts.iter().chain(&self.entries[i].parts).any(|c| c.cleared > 0) {

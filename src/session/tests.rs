@@ -231,6 +231,26 @@ fn prune_clears_old_output_beyond_the_protected_window_once() {
 }
 
 #[test]
+fn a_single_request_loop_prunes_beyond_its_protected_steps() {
+    // One request, 30 tool steps: before, the last two user turns covered everything.
+    let mut msgs = vec![user("u0", "audit the service")];
+    msgs.extend((0..30).map(|i| tool_answer(&format!("a{i}"), "bash", &big(5_000))));
+    let mut opts = options(10_000_000);
+    let t = history(msgs.clone(), opts.clone()).get("a0").unwrap().parts[0].output;
+    opts.compaction.prune_protect = t * 5;
+    opts.compaction.prune_minimum = t;
+    let mut h = history(msgs.clone(), opts.clone());
+    let out = h.prune();
+    // The newest 10 steps are protected, then 5 steps' worth of output; the 15 oldest are cleared.
+    assert_eq!(out.message_ids.len(), 15);
+    assert_eq!(out.message_ids.last().map(String::as_str), Some("a0"));
+    assert!(!out.message_ids.iter().any(|id| id == "a15"));
+    assert!(h.prune().part_ids.is_empty(), "idempotent");
+    opts.compaction.prune_protect_steps = 100;
+    assert!(history(msgs, opts).prune().part_ids.is_empty(), "protecting every step keeps opencode's rule");
+}
+
+#[test]
 fn prune_does_nothing_below_the_minimum_and_stops_at_a_summary() {
     let msgs = turns_with_outputs(5, |_| "bash");
     let mut opts = options(1_000_000);

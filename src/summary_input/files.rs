@@ -151,7 +151,8 @@ pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mu
             match file_op(&t.tool, t.state.input()) {
                 Some((false, paths)) => ops.read.extend(paths),
                 Some((true, paths)) => ops.modified.extend(paths),
-                None => {
+                // A shell command names files only when it ran through (a failed `cat` read nothing).
+                None if matches!(t.state, ToolState::Completed { .. }) => {
                     if let Some(cmd) =
                         t.state.input().get("command").and_then(Value::as_str).filter(|_| is_shell(&t.tool))
                     {
@@ -160,6 +161,7 @@ pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mu
                         ops.modified.extend(modified);
                     }
                 }
+                None => {}
             }
         }
     }
