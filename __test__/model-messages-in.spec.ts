@@ -12,7 +12,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-import { Session, importTranscript, type ModelMessageLike, type SessionOptions } from '../dist/index.js'
+import { Session, importTranscript, type ModelMessageLike, type SessionOptions, type ToolPart } from '../dist/index.js'
 
 const OPTIONS: SessionOptions = { model: { limit: { context: 200_000, output: 32_000 } }, tokenizer: 'o200k' }
 
@@ -144,7 +144,7 @@ describe('Session.fromModelMessages', () => {
     const s = Session.fromModelMessages(everyShape(), OPTIONS)
     const assistant = s.messages().find((m) => m.role === 'assistant')!
     const tools = assistant.parts.filter((p) => p.type === 'tool')
-    expect(tools.map((t) => (t.type === 'tool' ? [t.callID, t.state.status] : []))).toEqual([
+    expect(tools.map((t) => (t.type === 'tool' ? [t.callID, (t as ToolPart).state.status] : []))).toEqual([
       ['t1', 'completed'],
       ['t2', 'completed'],
       ['t3', 'error'],
