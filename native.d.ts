@@ -355,7 +355,7 @@ export interface Overhead {
 /** The transcript formats `importTranscript` reads. */
 export type TranscriptFormat =
   | 'claude-code' | 'codex' | 'pi' | 'opencode' | 'swe-agent' | 'mini-swe-agent' | 'openhands'
-  | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli' | 'ai-sdk'
+  | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli' | 'ai-sdk' | 'ai-sdk-ui'
 
 export interface ImportOptions {
   /** Skip detection and read the input as this format. */

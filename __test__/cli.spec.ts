@@ -21,6 +21,7 @@ const CORPUS = join(ROOT, '..', 'shared', 'corpus')
 const corpus = (file: string) => join(CORPUS, file)
 const CLAUDE = join(ROOT, 'examples', 'claude-code-session.jsonl')
 const PI = join(ROOT, 'examples', 'pi-session.jsonl')
+const UI_CHAT = join(ROOT, '__test__', 'fixtures', 'ai-sdk-ui-chat.json')
 const hasStore = typeof (native as unknown as { SessionStore?: { open?: unknown } }).SessionStore?.open === 'function'
 
 interface Run {
@@ -440,6 +441,47 @@ describe('contextfold convert', () => {
     }
   })
 
+  it('--to ai-sdk -o, then inspect: the same messages and tool calls as the original', async () => {
+    // Sessions without compactions (all of their messages are the context) and without empty
+    // errored answers (which are not sent, so not converted).
+    for (const file of [CLAUDE, corpus('codex/agentv-019f1d64-nocompaction.jsonl')]) {
+      const out = join(dir, 'round-trip.json')
+      const conv = await cli(['convert', file, '--to', 'ai-sdk', '-o', out])
+      expect(conv.code, file).toBe(0)
+      const [original, copy] = await Promise.all([json(['inspect', file]), json(['inspect', out])])
+      expect(copy.format, file).toBe('ai-sdk')
+      expect(copy.messages, file).toEqual(original.messages)
+      expect(copy.turns, file).toEqual(original.turns)
+      expect(copy.toolCalls.total, file).toBe(original.toolCalls.total)
+      expect(copy.toolCalls.completed, file).toBe(original.toolCalls.completed)
+      // Calls that never got a result are sent as interrupted: they come back as errors.
+      expect(copy.toolCalls.error, file).toBe(original.toolCalls.error + original.toolCalls.pending)
+    }
+  })
+
+  it('inspect and convert read AI SDK UIMessages (ai-sdk-ui)', async () => {
+    const imported = importTranscript(UI_CHAT)
+    expect(imported.format).toBe('ai-sdk-ui')
+    expect(imported.warnings).toEqual([])
+    const report = await json(['inspect', UI_CHAT])
+    expect(report.format).toBe('ai-sdk-ui')
+    expect(report.messages).toEqual({ total: 5, context: 5 })
+    expect(report.toolCalls).toMatchObject({ total: 6, completed: 4, error: 2, pending: 0 })
+    const forced = await json(['inspect', UI_CHAT, '--format', 'ai-sdk-ui'])
+    expect(forced.messages).toEqual(report.messages)
+    // Each step's calls are answered before the next step, as the AI SDK sends them.
+    const msgs = (await json<{ length: number }>(['convert', UI_CHAT, '--to', 'ai-sdk'])) as unknown as ModelMessage[]
+    expectAiSdkShape(msgs)
+    expect(msgs.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant', 'tool', 'assistant', 'tool', 'assistant'])
+    // Read back, each step is a message of its own; the calls are the same.
+    const out = join(dir, 'ui-chat-model-messages.json')
+    expect((await cli(['convert', UI_CHAT, '--to', 'ai-sdk', '-o', out])).code).toBe(0)
+    const back = await json(['inspect', out])
+    expect(back.format).toBe('ai-sdk')
+    expect(back.messages).toEqual({ total: 11, context: 11 })
+    expect(back.toolCalls).toEqual(report.toolCalls)
+  })
+
   it('--to contextfold: every message, one per line (--json: one array)', async () => {
     const r = await cli(['convert', CLAUDE, '--to', 'contextfold'])
     expect(r.code).toBe(0)
@@ -487,7 +529,7 @@ describe('errors and exit codes', () => {
     const unknown = join(dir, 'unknown.json')
     writeFileSync(unknown, '{"hello": "world", "n": [1, 2, 3]}\n')
     const invalid = join(dir, 'invalid.jsonl')
-    writeFileSync(invalid, '{"id":"u1","role":"user","parts":[{"type":"text","text":"no part id"}]}\n')
+    writeFileSync(invalid, '{"id":"u1","role":"user","parts":[{"id":"p1","type":"tool","tool":"bash"}]}\n')
     const cases: Array<[string, string]> = [
       [garbage, 'CF_UNKNOWN_FORMAT'],
       [unknown, 'CF_UNKNOWN_FORMAT'],
@@ -505,6 +547,36 @@ describe('errors and exit codes', () => {
     )
     const g = await cli(['compact', garbage])
     expect(g.stderr).toMatch(/not a transcript or session contextfold can read/)
+  })
+
+  it('a wrong --format that reads no message: 3, and the hint names --format', async () => {
+    for (const [file, format] of [
+      [PI, 'codex'],
+      [CLAUDE, 'ai-sdk-ui'],
+      [UI_CHAT, 'openhands'],
+      [PI, 'contextfold'],
+    ] as const) {
+      const r = await cli(['inspect', file, '--format', format])
+      expect(r.code, format).toBe(3)
+      expect(r.stderr, format).toContain(`--format ${format} does not fit this file`)
+      expect(r.stderr, format).not.toContain('`format`')
+      const j = await json(['convert', file, '--to', 'ai-sdk', '--format', format], 3)
+      expect(j.error.code, format).toBe('CF_UNKNOWN_FORMAT')
+    }
+    const pi = await cli(['inspect', PI, '--format', 'codex'])
+    expect(pi.stderr).toContain('it reads as pi (102 messages)')
+    // The detection failure points at the flag, not at the API option.
+    const unknown = join(dir, 'unknown-format.json')
+    writeFileSync(unknown, '{"hello": "world"}\n')
+    const u = await cli(['inspect', unknown])
+    expect(u.code).toBe(3)
+    expect(u.stderr).toContain('pass --format')
+    expect(u.stderr).not.toContain('`format`')
+    // An empty conversation read as its own format is no error.
+    const empty = join(dir, 'empty-chat.json')
+    writeFileSync(empty, '{"messages": []}\n')
+    const e = await json(['inspect', empty, '--format', 'openai-chat'])
+    expect(e.messages).toEqual({ total: 0, context: 0 })
   })
 
   it('bad usage: 2', async () => {
@@ -555,7 +627,7 @@ describe('errors and exit codes', () => {
     const corrupt = join(dir, 'stack-corrupt.jsonl')
     writeFileSync(corrupt, '{"type":"header","version":1}\n{"id":"u1","role":"user","parts":[{"type":"text","id":"p","text":"hi"}]}\nnot json\n')
     const invalid = join(dir, 'stack-invalid.jsonl')
-    writeFileSync(invalid, '{"id":"u1","role":"user","parts":[{"type":"text","text":"no part id"}]}\n')
+    writeFileSync(invalid, '{"id":"u1","role":"user","parts":[{"id":"p1","type":"tool","tool":"bash"}]}\n')
     const failures: Array<[string[], number]> = [
       [['inspect', join(dir, 'missing.jsonl')], 3],
       [['inspect', garbage], 3],
@@ -594,7 +666,7 @@ describe('errors and exit codes', () => {
     const expected: Record<string, string[]> = {
       inspect: ['--context', '--output', '--tokenizer', '--top', '--json', '--format'],
       compact: ['--summarizer', '--base-url', '--model', '--api-key', '--template', '--focus', '--out', '--out-format', '--json'],
-      convert: ['--to', '--out', '--out-format', '--strip-media', '--json'],
+      convert: ['--to', '-o, --out', '--out-format', '--strip-media', '--json'],
     }
     for (const [cmd, flags] of Object.entries(expected)) {
       const r = await cli([cmd, '--help'])

@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use super::ai_sdk::{restore, Json};
 use crate::formats::ai_sdk::LAYOUT;
+use crate::formats::ai_sdk_ui::starts_step;
 use crate::message::{is_media, FilePart, Message, Part, Role, ToolPart, ToolState};
 use crate::message::{keep_head_and_tail, markers};
 
@@ -254,6 +255,11 @@ fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, call_ids: &[Option<Strin
             }
         };
     for (k, p) in m.parts.iter().enumerate() {
+        // A new step (an AI SDK UI `step-start` stood here): the calls of the step before and
+        // their results come first.
+        if starts_step(p) && !results.is_empty() {
+            flush(&mut calls, &mut results, out);
+        }
         let content = match p {
             Part::Text(t) if !t.text.is_empty() => AssistantContent::Text { text: &t.text },
             Part::Reasoning(r) if !r.text.is_empty() => AssistantContent::Reasoning { text: &r.text },

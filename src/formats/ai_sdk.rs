@@ -1,6 +1,6 @@
-//! AI SDK `ModelMessage[]` (ai v5 to v7). Each system, user and assistant message becomes one
-//! canonical message; a tool message completes the calls it answers and is folded into the
-//! assistant message before it. What the canonical model has no field for is kept in `extra` so
+//! AI SDK `ModelMessage[]` (ai v5 to v7), as a JSON array, `{ messages: [...] }` or one message per
+//! line. Each system, user and assistant message becomes one canonical message; a tool message
+//! completes the calls it answers and is folded into the assistant message before it. What the canonical model has no field for is kept in `extra` so
 //! `to_model_messages` gives back exactly what came in:
 //!
 //! - message `aiSdk` ([`LAYOUT`]): one entry per source message folded into it,
@@ -32,7 +32,7 @@ pub const APPROVAL_RESPONSE: &str = "aiSdkApprovalResponse";
 /// Stands where file data was taken out: `{ "$hole": "base64" | "url" }`.
 pub const HOLE: &str = "$hole";
 
-/// Reads a JSON array of ModelMessages, or `{ messages: [...] }`, per record.
+/// Reads a JSON array of ModelMessages, `{ messages: [...] }`, or one message, per record.
 pub fn import(records: &[Record], b: &mut Builder) {
     let mut r = Reader::default();
     for rec in records {
@@ -40,6 +40,8 @@ pub fn import(records: &[Record], b: &mut Builder) {
             Value::Array(items) => items,
             v => match v.get("messages").and_then(Value::as_array) {
                 Some(items) => items,
+                // One message per line.
+                None if v.get("role").is_some() => std::slice::from_ref(&rec.value),
                 None => {
                     b.warn(rec.line, "not a list of AI SDK messages; ignored");
                     continue;

@@ -45,6 +45,9 @@ fn document(v: &Value) -> Option<Format> {
             if has(first, "kind") && has(first, "source") {
                 return Some(Format::OpenHands);
             }
+            if has(first, "role") && items.iter().any(is_ui_message) {
+                return Some(Format::AiSdkUi);
+            }
             if has(first, "role") && items.iter().any(is_ai_sdk) {
                 return Some(Format::AiSdk);
             }
@@ -67,6 +70,9 @@ fn document(v: &Value) -> Option<Format> {
                 let first = msgs.first();
                 if first.is_some_and(|m| has(m, "info") && has(m, "parts")) {
                     return Some(Format::Opencode);
+                }
+                if first.is_some_and(|m| has(m, "role")) && msgs.iter().any(is_ui_message) {
+                    return Some(Format::AiSdkUi);
                 }
                 if has(v, "sessionId") || first.is_some_and(|m| has(m, "type") && !has(m, "role")) {
                     return Some(Format::GeminiCli);
@@ -104,6 +110,16 @@ fn is_ai_sdk(m: &Value) -> bool {
     has(m, "providerOptions") || m.get("content").and_then(Value::as_array).is_some_and(|c| c.iter().any(part))
 }
 
+/// A UIMessage: `role` and an array of typed `parts` (`text`, `tool-<name>`, `step-start`...)
+/// instead of `content`. Google's `{ role, parts: [{ text }] }` has untyped parts and is not one.
+fn is_ui_message(m: &Value) -> bool {
+    matches!(s(m, "role"), "system" | "user" | "assistant")
+        && !has(m, "content")
+        && m.get("parts").and_then(Value::as_array).is_some_and(|parts| {
+            parts.iter().all(|p| p.get("type").is_some_and(Value::is_string)) && (!parts.is_empty() || has(m, "id"))
+        })
+}
+
 fn chat_is_mini_swe(items: &[Value]) -> bool {
     items.iter().any(|m| s(m, "role") == "exit" || s(m, "content").contains("```mswea_bash_command"))
 }
@@ -135,9 +151,15 @@ fn line(v: &Value) -> Option<(Format, bool)> {
             return Some((Format::CopilotCli, true));
         }
     }
+    if is_ui_message(v) {
+        return Some((Format::AiSdkUi, true));
+    }
     let role = s(v, "role");
     if role == "_checkpoint" || role == "_usage" || role == "_system_prompt" {
         return Some((Format::KimiCli, true));
+    }
+    if !role.is_empty() && is_ai_sdk(v) {
+        return Some((Format::AiSdk, true));
     }
     if !role.is_empty() {
         return Some((Format::OpenAiChat, false));

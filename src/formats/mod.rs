@@ -7,6 +7,7 @@
 //! numbers instead of failing.
 
 pub(crate) mod ai_sdk;
+pub(crate) mod ai_sdk_ui;
 mod build;
 mod claude_code;
 mod codex;
@@ -45,10 +46,11 @@ pub enum Format {
     CopilotCli,
     GeminiCli,
     AiSdk,
+    AiSdkUi,
 }
 
 impl Format {
-    pub const ALL: [Format; 12] = [
+    pub const ALL: [Format; 13] = [
         Format::ClaudeCode,
         Format::Codex,
         Format::Pi,
@@ -61,6 +63,7 @@ impl Format {
         Format::CopilotCli,
         Format::GeminiCli,
         Format::AiSdk,
+        Format::AiSdkUi,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -77,6 +80,7 @@ impl Format {
             Format::CopilotCli => "copilot-cli",
             Format::GeminiCli => "gemini-cli",
             Format::AiSdk => "ai-sdk",
+            Format::AiSdkUi => "ai-sdk-ui",
         }
     }
 
@@ -213,6 +217,7 @@ pub fn import_transcript_with(text: &str, format: Option<Format>, aborted: &dyn 
         Format::CopilotCli => copilot::import(&records, &mut b),
         Format::GeminiCli => gemini::import(&records, &mut b),
         Format::AiSdk => ai_sdk::import(&records, &mut b),
+        Format::AiSdkUi => ai_sdk_ui::import(&records, &mut b),
     }
     if aborted() {
         return Err(CfError::aborted());

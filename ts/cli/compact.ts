@@ -235,7 +235,7 @@ export function registerCompact(program: Command, run: (action: (ctx: RunContext
     .option('--if-overflow', 'compact only when the context overflows the window (recorded as automatic)')
     .option('--no-continue', "don't append the synthetic \"Continue if you have next steps...\" message")
     .option('--no-fallback', 'fail (exit 1) instead of using the extractive summary when the summarizer fails')
-    .option('--out <file>', 'write the compacted session (every message, hidden ones included) to this file')
+    .option('-o, --out <file>', 'write the compacted session (every message, hidden ones included) to this file')
     .addOption(new Option('--out-format <format>', 'how --out writes: messages (JSON lines) or store (default: store when this build has SessionStore)').choices(OUT_FORMATS))
   addCommonOptions(cmd).action(async (file: string, flags: CompactFlags) => {
     await run(async (ctx) => {

@@ -57,7 +57,7 @@ export function registerConvert(program: Command, run: (action: (ctx: RunContext
     .description('convert a session: to contextfold messages (all of them), or its context to AI SDK, Anthropic or OpenAI chat messages (JSON)')
     .argument('<file>', 'a transcript, contextfold messages (JSONL) or a session store; - reads stdin')
     .addOption(new Option('--to <format>', 'the output format').choices(TARGETS).makeOptionMandatory())
-    .option('--out <file>', 'write to this file instead of stdout')
+    .option('-o, --out <file>', 'write to this file instead of stdout')
     .addOption(
       new Option('--out-format <format>', '--to contextfold with --out: messages (JSON lines) or store (default: store when this build has SessionStore)').choices(
         OUT_FORMATS,

@@ -81,7 +81,8 @@ export function inputError(file: string, e: unknown): CliError {
       case 'CF_SESSION_NOT_FOUND':
         return 'no such file'
       case 'CF_UNKNOWN_FORMAT':
-        return `not a transcript or session contextfold can read (${detail})`
+        // The importer's hint names its API option; here the option is the CLI's flag.
+        return `not a transcript or session contextfold can read (${detail.replace(/pass `format` explicitly/, 'pass --format <format> to read it as one')})`
       case 'CF_CORRUPT_SESSION':
         return `corrupt session store: ${detail} (--recover skips corrupt lines)`
       case 'CF_INVALID_MESSAGE':

@@ -6,6 +6,7 @@ import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { importTranscriptAsync } from '../../native.js'
 import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
+import { plural } from './format.js'
 import { isStoreHeader, sessionStore } from './store.js'
 
 export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [
@@ -20,6 +21,8 @@ export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [
   'kimi-cli',
   'copilot-cli',
   'gemini-cli',
+  'ai-sdk',
+  'ai-sdk-ui',
 ]
 
 /** What the input is: a transcript format, `contextfold` (messages, one per line) or `store`. */
@@ -52,16 +55,29 @@ export interface LoadOptions {
 const ROLES = new Set(['user', 'assistant', 'system'])
 const SNIFF_BYTES = 64 * 1024
 
-/** A canonical message, by shape (`Session.fromMessages` validates it fully). */
+/** Part types of canonical messages: parts of these types have an `id`. */
+const PART_TYPES = new Set(['text', 'reasoning', 'tool', 'file', 'compaction'])
+/** Part types only AI SDK UIMessages have (which are shaped like our messages, without part ids). */
+const UI_PART = /^(?:tool-|dynamic-tool$|step-start$|source-|data-)/
+
+function isPartLike(p: unknown): boolean {
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return false
+  const { id, type } = p as { id?: unknown; type?: unknown }
+  if (typeof id === 'string') return true
+  return typeof type === 'string' && !PART_TYPES.has(type) && !UI_PART.test(type)
+}
+
+/** A canonical message, by shape (`Session.fromMessages` validates it fully); not a UIMessage. */
 export function isMessageLike(v: unknown): v is Message {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return false
   const m = v as Record<string, unknown>
-  return typeof m.id === 'string' && typeof m.role === 'string' && ROLES.has(m.role) && Array.isArray(m.parts)
+  return typeof m.id === 'string' && typeof m.role === 'string' && ROLES.has(m.role) && Array.isArray(m.parts) && m.parts.every(isPartLike)
 }
 
 /** The start of a contextfold message line as `JSON.stringify` writes it, when the line is too long to parse here. */
 const MESSAGE_PREFIX = /^\{"id":"(?:[^"\\]|\\.)*","role":"(?:user|assistant|system)"/
 const MESSAGE_ARRAY_PREFIX = /^\[\s*\{\s*"id"\s*:\s*"/
+const UI_PART_IN_TEXT = /"type"\s*:\s*"(?:tool-|dynamic-tool")/
 
 function parse(text: string): unknown {
   try {
@@ -74,7 +90,13 @@ function parse(text: string): unknown {
 /** Guesses our own formats from the first bytes; `undefined`: let the importer detect. */
 export function sniff(head: string): 'store' | 'contextfold' | undefined {
   const text = head.replace(/^\uFEFF/, '').trimStart()
-  if (MESSAGE_ARRAY_PREFIX.test(text) && text.includes('"parts"')) return 'contextfold'
+  if (MESSAGE_ARRAY_PREFIX.test(text) && text.includes('"parts"')) {
+    // AI SDK UIMessages look the same from afar: decide on the first message when it was read
+    // whole, else on part types only UIMessages have.
+    const value = parse(text)
+    if (Array.isArray(value)) return isMessageLike(value[0]) ? 'contextfold' : undefined
+    return UI_PART_IN_TEXT.test(text) ? undefined : 'contextfold'
+  }
   if (!text.startsWith('{')) return undefined
   const nl = text.indexOf('\n')
   const line = nl < 0 ? text : text.slice(0, nl)
@@ -189,7 +211,15 @@ export async function loadInput(file: string, options: LoadOptions = {}): Promis
         throw fsInputError(file, e)
       }
     }
-    return { file, format: 'contextfold', ...parseMessages(body, file) }
+    if (options.format === undefined) return { file, format: 'contextfold', ...parseMessages(body, file) }
+    let parsed: ReturnType<typeof parseMessages>
+    try {
+      parsed = parseMessages(body, file)
+    } catch (e) {
+      throw e instanceof CliError ? wrongFormat(file, 'contextfold', e.message) : e
+    }
+    if (parsed.messages.length === 0 && parsed.warnings.length > 0) throw wrongFormat(file, 'contextfold', `${file}: read as contextfold messages, it holds none`)
+    return { file, format: 'contextfold', ...parsed }
   }
 
   // A transcript: the importer reads a path, or the text itself when it starts with `{` or `[`.
@@ -200,11 +230,32 @@ export async function loadInput(file: string, options: LoadOptions = {}): Promis
     }
     source = text
   }
+  let result: Awaited<ReturnType<typeof importTranscriptAsync>>
   try {
-    const result = await importTranscriptAsync(source, format ? { format } : {}, options.signal)
-    return { file, format: result.format, messages: result.messages, warnings: result.warnings, stats: result.stats }
+    result = await importTranscriptAsync(source, format ? { format } : {}, options.signal)
   } catch (e) {
     if (options.signal?.aborted) throw e
     throw inputError(file, e)
   }
+  // A format forced with --format that reads no message is the wrong one, unless detection finds
+  // the same format (the transcript is empty).
+  if (format !== undefined && result.messages.length === 0) {
+    let detected: Awaited<ReturnType<typeof importTranscriptAsync>> | undefined
+    try {
+      detected = await importTranscriptAsync(source, {}, options.signal)
+    } catch (e) {
+      if (options.signal?.aborted) throw e
+    }
+    if (detected?.format !== format) {
+      const skipped = result.warnings.length > 0 ? ` (${plural(result.warnings.length, 'warning')})` : ''
+      const looks = detected && detected.messages.length > 0 ? `; it reads as ${detected.format} (${plural(detected.messages.length, 'message')})` : ''
+      throw wrongFormat(file, format, `${file}: read as ${format}, it holds no messages${skipped}${looks}`)
+    }
+  }
+  return { file, format: result.format, messages: result.messages, warnings: result.warnings, stats: result.stats }
+}
+
+/** The input read as a format given with --format gave nothing: exit 3, with the flag to change. */
+function wrongFormat(file: string, format: InputFormat, message: string): CliError {
+  return new CliError(EXIT.INPUT, 'CF_UNKNOWN_FORMAT', `${message}: --format ${format} does not fit this file (leave --format out to detect the format)`, { file })
 }
