@@ -4,7 +4,7 @@
 // Then what a user sees when something is wrong: no binary for the platform (the main tarball alone,
 // `--omit=optional`), a platform package of another version, a stray build beside the loader.
 import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -122,6 +122,10 @@ describe('npm run pack:local', () => {
   it('writes the platform package with the addon, os, cpu and libc, at the same version', () => {
     expect(entries(tarballs.platform).map((f) => f.replace(/^package\//, '')).sort()).toEqual(['README.md', ADDON, 'package.json'])
     expect(packedJson(tarballs.platform)).toMatchObject({ name: PLATFORM_PACKAGE, version: PKG.version, os: ['linux'], cpu: ['x64'], libc: ['glibc'], main: ADDON })
+  })
+
+  it('keeps the platform package within 13 MB packed (the tokenizer tables ship reduced and compressed)', () => {
+    expect(statSync(tarballs.platform).size).toBeLessThanOrEqual(13 * 1024 * 1024)
   })
 
   it('touches nothing tracked', () => {
