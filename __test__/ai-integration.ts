@@ -31,27 +31,27 @@ export function integrationSuite(major: Major): void {
     expect(Math.max(...seen.tokens)).toBeLessThanOrEqual(WINDOW - MAX_OUTPUT)
   }
 
+  /** The scripted model wrapped with the middleware, and what the run records. */
+  function wrapped() {
+    const seen: Seen = { prompts: [], problems: [], tokens: [] }
+    const compactions: CompactionResult[] = []
+    const { summarizer, calls } = counting()
+    const model = ai.wrapLanguageModel({
+      model: scriptedModel(major, seen),
+      middleware: contextfoldMiddleware({ contextWindow: WINDOW, summarizer, onCompaction: ({ result }) => compactions.push(result) }),
+    })
+    return { seen, compactions, calls, model }
+  }
+
   describe(`${major.name}: contextfoldMiddleware`, () => {
     it('generateText: a 35-step tool loop with 150k tokens of output runs in a 32k window', async () => {
-      const seen: Seen = { prompts: [], problems: [], tokens: [] }
-      const compactions: CompactionResult[] = []
-      const { summarizer, calls } = counting()
-      const model = ai.wrapLanguageModel({
-        model: scriptedModel(major, seen),
-        middleware: contextfoldMiddleware({ contextWindow: WINDOW, summarizer, onCompaction: ({ result }) => compactions.push(result) }),
-      })
+      const { seen, compactions, calls, model } = wrapped()
       const r = await ai.generateText({ ...base, model, tools: tools(major, z) })
       expectLoop(seen, r.text, compactions, calls())
     })
 
     it('streamText: the same loop, streamed', async () => {
-      const seen: Seen = { prompts: [], problems: [], tokens: [] }
-      const compactions: CompactionResult[] = []
-      const { summarizer, calls } = counting()
-      const model = ai.wrapLanguageModel({
-        model: scriptedModel(major, seen),
-        middleware: contextfoldMiddleware({ contextWindow: WINDOW, summarizer, onCompaction: ({ result }) => compactions.push(result) }),
-      })
+      const { seen, compactions, calls, model } = wrapped()
       const r = ai.streamText({ ...base, model, tools: tools(major, z) })
       const text = await r.text
       expectLoop(seen, text, compactions, calls())
