@@ -148,6 +148,21 @@ pub struct Imported {
     pub stats: ImportStats,
 }
 
+#[cfg(test)]
+impl Imported {
+    /// The tool part of call `call` (tests read imported calls by id).
+    pub fn tool(&self, call: &str) -> &crate::message::ToolPart {
+        self.messages
+            .iter()
+            .flat_map(|m| &m.parts)
+            .find_map(|p| match p {
+                crate::message::Part::Tool(t) if t.call_id == call => Some(t),
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no call {call}"))
+    }
+}
+
 /// Imports a transcript given as text. `format: None` detects it.
 pub fn import_transcript(text: &str, format: Option<Format>) -> Result<Imported> {
     import_transcript_with(text, format, &|| false)

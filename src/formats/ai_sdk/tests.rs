@@ -3,7 +3,7 @@ use serde_json::{json, Value};
 
 use crate::convert::{reshape, to_model_messages, ConvertOptions, ModelFormat};
 use crate::formats::{from_model_messages, import_transcript, Format, Imported};
-use crate::message::{Message, Part, ToolPart, ToolState};
+use crate::message::{Message, Part, ToolState};
 use crate::tokens::{Counter, Tokenizer};
 
 fn back(msgs: &[Message], opts: &ConvertOptions) -> Value {
@@ -13,18 +13,6 @@ fn back(msgs: &[Message], opts: &ConvertOptions) -> Value {
 fn round_trip(x: &Value) -> (Value, Imported) {
     let imported = from_model_messages(x.as_array().unwrap());
     (back(&imported.messages, &ConvertOptions::default()), imported)
-}
-
-fn tool<'a>(imported: &'a Imported, call: &str) -> &'a ToolPart {
-    imported
-        .messages
-        .iter()
-        .flat_map(|m| &m.parts)
-        .find_map(|p| match p {
-            Part::Tool(t) if t.call_id == call => Some(t),
-            _ => None,
-        })
-        .unwrap()
 }
 
 fn po(v: &str) -> Value {
@@ -111,7 +99,7 @@ fn every_variant_maps_and_comes_back_as_it_came() {
     assert_eq!(imported.messages.len(), 8);
     assert_eq!(imported.stats.merged, 4);
 
-    let state = |call| tool(&imported, call).state.clone();
+    let state = |call| imported.tool(call).state.clone();
     let completed = |call| match state(call) {
         ToolState::Completed { output, attachments, .. } => (output, attachments.map_or(0, |a| a.len())),
         s => panic!("{call}: {s:?}"),
@@ -128,7 +116,7 @@ fn every_variant_maps_and_comes_back_as_it_came() {
     assert_eq!(error("c4"), "boom");
     assert_eq!(error("c5"), "no");
     assert!(matches!(state("c9"), ToolState::Pending { .. }));
-    assert!(tool(&imported, "c9").extra.contains_key(super::APPROVAL_RESPONSE));
+    assert!(imported.tool("c9").extra.contains_key(super::APPROVAL_RESPONSE));
 
     let files: Vec<(&str, &str)> = imported.messages[2]
         .parts

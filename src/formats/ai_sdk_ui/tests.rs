@@ -4,22 +4,10 @@ use super::{DENIED, EXTRA, OTHER_ID, SOURCES, STEP_START};
 use crate::convert::{to_model_messages, ConvertOptions};
 use crate::formats::{import_transcript, Format, Imported};
 use crate::invariants::check_all;
-use crate::message::{Message, Part, Role, ToolPart, ToolState};
+use crate::message::{Message, Part, Role, ToolState};
 
 fn import(v: &Value) -> Imported {
     import_transcript(&v.to_string(), None).unwrap()
-}
-
-fn tool<'a>(imported: &'a Imported, call: &str) -> &'a ToolPart {
-    imported
-        .messages
-        .iter()
-        .flat_map(|m| &m.parts)
-        .find_map(|p| match p {
-            Part::Tool(t) if t.call_id == call => Some(t),
-            _ => None,
-        })
-        .unwrap_or_else(|| panic!("no call {call}"))
 }
 
 fn model_messages(msgs: &[Message]) -> Value {
@@ -111,35 +99,35 @@ fn every_part_type_and_tool_state() {
     assert_eq!(a.extra[SOURCES].as_array().unwrap().len(), 2);
     assert_eq!(a.extra[SOURCES][0]["type"], "source-url");
 
-    let completed = |c: &str| match &tool(&imp, c).state {
+    let completed = |c: &str| match &imp.tool(c).state {
         ToolState::Completed { output, extra, .. } => (output.clone(), extra.clone()),
         s => panic!("{c}: {s:?}"),
     };
-    let error = |c: &str| match &tool(&imp, c).state {
+    let error = |c: &str| match &imp.tool(c).state {
         ToolState::Error { error, .. } => error.clone(),
         s => panic!("{c}: {s:?}"),
     };
     assert_eq!(completed("c1").0, "found", "a string output as it is");
-    assert_eq!(tool(&imp, "c1").tool, "search");
-    assert_eq!(tool(&imp, "c1").extra[EXTRA], json!({"state": "output-available", "providerExecuted": true}));
+    assert_eq!(imp.tool("c1").tool, "search");
+    assert_eq!(imp.tool("c1").extra[EXTRA], json!({"state": "output-available", "providerExecuted": true}));
     assert_eq!(completed("c2").0, r#"{"lines":3}"#, "other outputs as JSON");
-    assert_eq!(tool(&imp, "c2").state.input(), &json!({"q": "c2"}));
+    assert_eq!(imp.tool("c2").state.input(), &json!({"q": "c2"}));
     assert_eq!(error("c3"), "boom");
-    assert_eq!(tool(&imp, "c4").tool, "mcp_fetch");
+    assert_eq!(imp.tool("c4").tool, "mcp_fetch");
     assert_eq!(completed("c4").0, "[1,2]");
-    assert_eq!(tool(&imp, "c4").extra[EXTRA], json!({"type": "dynamic-tool", "state": "output-available"}));
+    assert_eq!(imp.tool("c4").extra[EXTRA], json!({"type": "dynamic-tool", "state": "output-available"}));
     assert_eq!(error("c5"), format!("{DENIED}: not now"));
-    assert_eq!(tool(&imp, "c5").extra["approval"], json!({"id": "ap5", "approved": false, "reason": "not now"}));
+    assert_eq!(imp.tool("c5").extra["approval"], json!({"id": "ap5", "approved": false, "reason": "not now"}));
     assert_eq!(error("c6"), DENIED);
     assert_eq!(error("c7"), format!("{DENIED}: no"));
-    assert!(matches!(tool(&imp, "c8").state, ToolState::Running { .. }));
-    assert_eq!(tool(&imp, "c8").extra["approval"], json!({"id": "ap8", "approved": true}));
+    assert!(matches!(imp.tool("c8").state, ToolState::Running { .. }));
+    assert_eq!(imp.tool("c8").extra["approval"], json!({"id": "ap8", "approved": true}));
     let (out, extra) = completed("c9");
     assert_eq!((out.as_str(), extra.get("preliminary")), ("partial", Some(&json!(true))));
-    assert!(matches!(tool(&imp, "c10").state, ToolState::Pending { .. }));
-    assert_eq!(tool(&imp, "c10").extra["approval"], json!({"id": "ap10"}));
-    assert!(matches!(tool(&imp, "c11").state, ToolState::Running { .. }));
-    let streaming = tool(&imp, "c12");
+    assert!(matches!(imp.tool("c10").state, ToolState::Pending { .. }));
+    assert_eq!(imp.tool("c10").extra["approval"], json!({"id": "ap10"}));
+    assert!(matches!(imp.tool("c11").state, ToolState::Running { .. }));
+    let streaming = imp.tool("c12");
     assert!(matches!(streaming.state, ToolState::Pending { .. }));
     assert_eq!(streaming.state.input(), &json!("{\"cmd\": \"l"), "an unparsable raw input is kept as text");
 
@@ -211,7 +199,7 @@ fn steps_convert_as_the_sdk_sends_them() {
     assert_eq!(again.format, Format::AiSdk);
     assert_eq!(again.stats.tool_calls, imp.stats.tool_calls);
     for c in ["c1", "c2"] {
-        assert!(matches!(tool(&again, c).state, ToolState::Completed { .. }));
+        assert!(matches!(again.tool(c).state, ToolState::Completed { .. }));
     }
 }
 
@@ -240,7 +228,7 @@ fn detection_prefers_ai_sdk_shapes_over_openai_chat() {
     let imp = import_transcript(&lines.join("\n"), None).unwrap();
     assert_eq!(imp.format, Format::AiSdk);
     assert_eq!(imp.messages.len(), 2);
-    assert!(matches!(tool(&imp, "c").state, ToolState::Completed { .. }));
+    assert!(matches!(imp.tool("c").state, ToolState::Completed { .. }));
 
     // Not UIMessages: OpenAI chat, and Google's untyped parts.
     let chat = json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]);
@@ -288,9 +276,9 @@ fn unknown_parts_states_and_roles_are_kept_and_reported_once() {
     assert_eq!(a.extra[EXTRA], json!({"extraField": 1}));
     let Part::Other(h) = &a.parts[1] else { panic!() };
     assert_eq!((h["type"].as_str(), h["payload"].as_i64()), (Some("hologram"), Some(2)));
-    assert!(matches!(tool(&imp, "c1").state, ToolState::Completed { .. }));
-    assert!(matches!(&tool(&imp, "c2").state, ToolState::Error { error, .. } if error == "bad"));
-    assert!(matches!(tool(&imp, "c3").state, ToolState::Pending { .. }));
+    assert!(matches!(imp.tool("c1").state, ToolState::Completed { .. }));
+    assert!(matches!(&imp.tool("c2").state, ToolState::Error { error, .. } if error == "bad"));
+    assert!(matches!(imp.tool("c3").state, ToolState::Pending { .. }));
     // The user message's tool part is not a call.
     assert!(matches!(&imp.messages[0].parts[1], Part::Other(_)));
     assert_eq!(imp.messages.len(), 2, "the narrator and the empty answer are left out");
