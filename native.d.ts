@@ -564,6 +564,13 @@ export declare class Session {
    */
   syncModelMessages(all: ModelMessageLike[], options?: AppendModelMessagesOptions): ModelMessagesResult
   /**
+   * For a session loaded from a store: finds how many of `all` (the whole `ModelMessage` array
+   * an app holds) the session already holds, looking from the end for the newest message it
+   * took, and continues from there: the next `syncModelMessages(all)` takes only what follows.
+   * `null` when `all` does not continue the session (nothing changes).
+   */
+  resumeModelMessages(all: ModelMessageLike[]): number | null
+  /**
    * Sets what the provider receives besides the messages (system prompt, tool definitions),
    * counted with the session's tokenizer: `usage()`, `isOverflow()` and the compaction trigger
    * include it until a provider usage report covers it. Returns the tokens counted.

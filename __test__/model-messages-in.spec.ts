@@ -320,4 +320,34 @@ describe('round trip property', () => {
       { numRuns: 150 },
     )
   })
+
+  it('a session rebuilt from its messages (as a store loads it) resumes where it was and takes only the rest', () => {
+    fc.assert(
+      fc.property(conversation, fc.nat(), (turns, pick) => {
+        const input = build(turns as never)
+        // Where a call can end: before a user message, or at the end.
+        const ends = input.map((m, i) => (i > 0 && m.role === 'user' ? i : -1)).filter((i) => i > 0)
+        ends.push(input.length)
+        const k = ends[pick % ends.length]!
+        const held = Session.fromModelMessages(input.slice(0, k), OPTIONS)
+        const reloaded = Session.fromMessages(held.messages(), OPTIONS)
+        expect(reloaded.resumeModelMessages(input)).toBe(k)
+        const r = reloaded.syncModelMessages(input)
+        expect(r.status).toBe(k === input.length ? 'unchanged' : 'appended')
+        expect(reloaded.toModelMessages()).toEqual(input)
+      }),
+      { numRuns: 150 },
+    )
+  })
+})
+
+describe('resumeModelMessages', () => {
+  it('null for another conversation or an empty session; a coded error for what is not an array', async () => {
+    const all = await v5Loop()
+    const s = Session.fromMessages(Session.fromModelMessages(all, OPTIONS).messages(), OPTIONS)
+    expect(s.resumeModelMessages([{ role: 'user', content: 'Something else.' }])).toBeNull()
+    expect(new Session(OPTIONS).resumeModelMessages(all)).toBeNull()
+    expect(() => s.resumeModelMessages(42 as never)).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
+    expect(s.resumeModelMessages(all)).toBe(all.length)
+  })
 })

@@ -59,7 +59,7 @@ pub fn import_values(values: &[Value], b: &mut Builder) {
 
 /// Reads ModelMessages that follow `previous` (a session's last message, taken up with
 /// [`Builder::resume`]): a tool message among them completes its calls and joins its layout.
-pub fn continue_values(previous: Option<crate::message::Message>, values: &[Value], b: &mut Builder) {
+pub fn continue_values(previous: Option<crate::message::Message>, values: &[Value], base: usize, b: &mut Builder) {
     let mut r = Reader::default();
     if let Some(m) = previous.filter(|m| m.role == Role::Assistant && m.extra.contains_key(LAYOUT)) {
         let mi = b.resume(m);
@@ -73,7 +73,12 @@ pub fn continue_values(previous: Option<crate::message::Message>, values: &[Valu
             }
         }
     }
-    r.messages(0, values, b);
+    for (i, v) in values.iter().enumerate() {
+        // A message's id numbers the ModelMessage it starts at (1-based): a session reloaded from
+        // a store finds from its newest id how many of an app's ModelMessages it holds.
+        b.ids_after(base + i);
+        r.message(0, v, b);
+    }
 }
 
 #[derive(Default)]

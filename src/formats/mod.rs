@@ -176,13 +176,13 @@ pub fn from_model_messages(values: &[serde_json::Value]) -> Imported {
     b.finish()
 }
 
-/// ModelMessages appended to a session whose last message is `previous` and which holds
-/// `len` messages. When `previous` is an assistant message that came from ModelMessages, the
+/// ModelMessages appended to a session whose last message is `previous`, the first of them at
+/// index `base` of the app's array (new ids are `ai-sdk-<index + 1>`, past any the session has). When `previous` is an assistant message that came from ModelMessages, the
 /// result starts with it, completed by the tool results that arrived (compare to see whether it
 /// changed); the new messages follow, with ids no earlier append gave.
-pub fn continue_model_messages(previous: Option<&Message>, values: &[serde_json::Value], len: usize) -> Imported {
+pub fn continue_model_messages(previous: Option<&Message>, values: &[serde_json::Value], base: usize) -> Imported {
     let mut b = build::Builder::new(Format::AiSdk, Vec::new());
-    b.ids_after(len);
+    b.ids_after(base);
     // New answers reply to the user message the session's last message is or answers.
     b.answer_to(previous.and_then(|m| {
         if m.role == crate::message::Role::User {
@@ -191,7 +191,7 @@ pub fn continue_model_messages(previous: Option<&Message>, values: &[serde_json:
             m.parent_id.clone()
         }
     }));
-    ai_sdk::continue_values(previous.cloned(), values, &mut b);
+    ai_sdk::continue_values(previous.cloned(), values, base, &mut b);
     b.finish()
 }
 

@@ -437,6 +437,27 @@ impl Session {
         })
     }
 
+    /// For a session loaded from a store: finds how many of `all` (the whole `ModelMessage` array
+    /// an app holds) the session already holds, looking from the end for the newest message it
+    /// took, and continues from there: the next `syncModelMessages(all)` takes only what follows.
+    /// `null` when `all` does not continue the session (nothing changes).
+    #[napi(ts_return_type = "number | null")]
+    pub fn resume_model_messages<'env>(
+        &mut self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "ModelMessageLike[]")] all: Unknown<'env>,
+    ) -> Result<Option<u32>> {
+        guard(|| {
+            let all = super::value::ArrayReader::new(env, &all)?;
+            let mut failed = None;
+            let found = self.write().resume_model_messages(all.len, |i| all.get(i).map_err(|e| failed = Some(e)).ok());
+            match failed {
+                Some(e) => Err(e),
+                None => Ok(found.map(|n| n as u32)),
+            }
+        })
+    }
+
     /// Sets what the provider receives besides the messages (system prompt, tool definitions),
     /// counted with the session's tokenizer: `usage()`, `isOverflow()` and the compaction trigger
     /// include it until a provider usage report covers it. Returns the tokens counted.

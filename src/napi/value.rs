@@ -234,30 +234,51 @@ impl ConvertArgs {
     }
 }
 
-/// `all[0]`, `all[from..]` (read as JSON) and `all.length`: a sync reads only the window it needs.
-pub fn array_window(env: &Env, all: &Unknown, from: usize) -> Result<(Option<Value>, Vec<Value>, usize)> {
-    let bad = |what: &str| CfError::new(Code::InvalidArgument, format!("all: {what}"));
-    let (env, v) = (env.raw(), all.raw());
-    let mut is_array = false;
-    // SAFETY: `env` and `v` are live handles of this call; the out-pointers are valid locals.
-    if unsafe { sys::napi_is_array(env, v, &mut is_array) } != sys::Status::napi_ok || !is_array {
-        return Err(bad("must be an array of ModelMessages"));
+/// A JS array of ModelMessages read element by element (each as JSON), so that a call reads only
+/// the elements it needs.
+pub struct ArrayReader<'a> {
+    env: sys::napi_env,
+    array: sys::napi_value,
+    pub len: usize,
+    _handles: std::marker::PhantomData<&'a Env>,
+}
+
+impl<'a> ArrayReader<'a> {
+    pub fn new(env: &'a Env, all: &Unknown<'a>) -> Result<ArrayReader<'a>> {
+        let (env, v) = (env.raw(), all.raw());
+        let mut is_array = false;
+        // SAFETY: `env` and `v` are live handles of this call; the out-pointers are valid locals.
+        if unsafe { sys::napi_is_array(env, v, &mut is_array) } != sys::Status::napi_ok || !is_array {
+            return Err(bad_array("must be an array of ModelMessages"));
+        }
+        let mut len = 0u32;
+        // SAFETY: as above.
+        if unsafe { sys::napi_get_array_length(env, v, &mut len) } != sys::Status::napi_ok {
+            return Err(bad_array("could not read its length"));
+        }
+        Ok(ArrayReader { env, array: v, len: len as usize, _handles: std::marker::PhantomData })
     }
-    let mut len = 0u32;
-    // SAFETY: as above.
-    if unsafe { sys::napi_get_array_length(env, v, &mut len) } != sys::Status::napi_ok {
-        return Err(bad("could not read its length"));
-    }
-    let element = |i: u32| -> Result<Value> {
+
+    /// Element `i` (`i < len`) as JSON.
+    pub fn get(&self, i: usize) -> Result<Value> {
         let mut e = std::ptr::null_mut();
-        // SAFETY: as above; `i < len`.
-        if unsafe { sys::napi_get_element(env, v, i, &mut e) } != sys::Status::napi_ok {
-            return Err(bad(&format!("could not read element {i}")));
+        // SAFETY: the handles live as long as `'a` (this call); `i < len` fits in u32.
+        if unsafe { sys::napi_get_element(self.env, self.array, i as u32, &mut e) } != sys::Status::napi_ok {
+            return Err(bad_array(&format!("could not read element {i}")));
         }
         // SAFETY: `e` is a live handle of this call.
-        unsafe { read(env, e) }.value(&format!("all[{i}]"), Code::InvalidArgument)
-    };
-    let first = if len > 0 { Some(element(0)?) } else { None };
-    let window = (from as u32..len).map(element).collect::<Result<Vec<_>>>()?;
-    Ok((first, window, len as usize))
+        unsafe { read(self.env, e) }.value(&format!("all[{i}]"), Code::InvalidArgument)
+    }
+}
+
+fn bad_array(what: &str) -> CfError {
+    CfError::new(Code::InvalidArgument, format!("all: {what}"))
+}
+
+/// `all[0]`, `all[from..]` (read as JSON) and `all.length`: a sync reads only the window it needs.
+pub fn array_window(env: &Env, all: &Unknown, from: usize) -> Result<(Option<Value>, Vec<Value>, usize)> {
+    let all = ArrayReader::new(env, all)?;
+    let first = if all.len > 0 { Some(all.get(0)?) } else { None };
+    let window = (from..all.len).map(|i| all.get(i)).collect::<Result<Vec<_>>>()?;
+    Ok((first, window, all.len))
 }
