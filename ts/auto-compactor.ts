@@ -46,6 +46,11 @@ export interface AutoCompactorOptions
    * Default: at overflow (`1`).
    */
   compactAt?: number
+  /**
+   * The breaker's state to start from: the `state` of this conversation's previous compactor,
+   * when the session was reloaded (e.g. from a store, once per call).
+   */
+  state?: AutoCompactorState
 }
 
 export interface AfterStepOptions {
@@ -95,6 +100,12 @@ export interface AutoCompactorState {
   tripped?: { kind: 'failures' | 'thrash'; reason: string }
 }
 
+/** The options `compact()` takes, out of the compactor's own. */
+function compactOptionsOf(options: AutoCompactorOptions): Omit<AutoCompactorOptions, 'prune' | 'maxFailures' | 'maxIneffective' | 'speculateAt' | 'compactAt' | 'state'> {
+  const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, compactAt: _c, state: _t, ...rest } = options
+  return rest
+}
+
 export class AutoCompactor {
   readonly session: Session
   readonly #options: AutoCompactorOptions
@@ -108,6 +119,11 @@ export class AutoCompactor {
   constructor(session: Session, options: AutoCompactorOptions = {}) {
     this.session = session
     this.#options = options
+    if (options.state) {
+      this.#failures = options.state.failures
+      this.#ineffective = options.state.ineffective
+      this.#tripped = options.state.tripped && { ...options.state.tripped }
+    }
   }
 
   /** Subscribes to an event; returns the unsubscribe function. A listener's exception is ignored. */
@@ -173,7 +189,7 @@ export class AutoCompactor {
     const last = snapshot[snapshot.length - 1]
     if (!last) return
     const controller = new AbortController()
-    const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, compactAt: _c, ...compactOptions } = this.#options
+    const compactOptions = compactOptionsOf(this.#options)
     const promise = summarizeAhead(this.session, { ...compactOptions, auto: true, upTo: last.id, signal: controller.signal }).catch(
       () => undefined, // a failed or aborted speculation is discarded: the compaction at overflow runs as usual
     )
@@ -236,7 +252,7 @@ export class AutoCompactor {
         return out
       }
       this.#emit('compacting', { usage, overflow })
-      const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, compactAt: _c, ...compactOptions } = this.#options
+      const compactOptions = compactOptionsOf(this.#options)
       const opts: CompactOptions = { ...compactOptions, auto: true, overflow }
       if (options.signal) opts.signal = options.signal
       if (overflow && options.replay !== undefined) opts.replay = options.replay

@@ -5,8 +5,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 
-import { Session, type ModelMessageLike } from '../../native.js'
-import { AutoCompactor } from '../auto-compactor.js'
+import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions } from '../../native.js'
+import { AutoCompactor, type AfterStepResult, type AutoCompactorState } from '../auto-compactor.js'
+import { openLog, type SessionLog } from '../session-log.js'
 import type { CompactionResult } from '../types.js'
 import { modelInfo, type ModelRef } from './models.js'
 import { sessionOptions, tokensOf, type ContextfoldAiOptions } from './options.js'
@@ -75,14 +76,47 @@ export interface CallShape {
   maxOutputTokens?: number
 }
 
+/** What one model call gets from the engine. */
+export interface Prepared {
+  conversation: Conversation
+  /** The messages to send instead of the call's own (after a compaction or a prune), else undefined. */
+  messages?: ModelMessageLike[]
+}
+
+/** How a call reaches the engine besides its messages. */
+export interface CallContext {
+  signal?: AbortSignal
+  /** The usage of the step whose answer the messages end with (prepareStep knows it). */
+  stepUsage?: unknown
+  /** The conversation's id, when the call names it (`providerOptions.contextfold.conversationId`). */
+  id?: string
+}
+
 export class Engine {
   readonly #options: ContextfoldAiOptions
   /** Conversations by the digest of their first message, most recently used last. */
   readonly #byFirst = new Map<string, Conversation[]>()
+  /** With a store: the last conversation of each id (its breaker state and pending usage), most recently used last. */
+  readonly #stored = new Map<string, Conversation>()
   #count = 0
 
   constructor(options: ContextfoldAiOptions) {
     this.#options = options
+  }
+
+  /**
+   * Before a model call: the conversation `messages` belong to, with what it did not hold yet
+   * appended; compacted when the call would not fit. With a `store`, the conversation is loaded
+   * from it and what the call changed is written back before this returns.
+   */
+  async call(messages: readonly ModelMessageLike[], model: ModelRef, call: CallShape, ctx: CallContext = {}): Promise<Prepared> {
+    if (this.#options.store) {
+      const stored = await this.#callStored(messages, model, call, ctx)
+      if (stored) return stored
+    }
+    const c = await this.conversation(messages, model, call, ctx.stepUsage)
+    await this.#step(c, call, ctx.signal)
+    return c.rewritten ? { conversation: c, messages: c.hand() } : { conversation: c }
   }
 
   /**
@@ -97,24 +131,83 @@ export class Engine {
       const reported = stepUsage ?? c.usage
       const usage = reported === undefined ? {} : { usage: reported }
       if (c.continuesHanded(messages)) {
-        c.session.appendModelMessages(messages.slice(c.handed!.length) as ModelMessageLike[], usage)
-      } else if (c.session.syncModelMessages(messages as ModelMessageLike[], usage).status === 'diverged') {
-        continue
+        this.#warn(c, c.session.appendModelMessages(messages.slice(c.handed!.length) as ModelMessageLike[], usage).warnings)
+      } else {
+        const r = c.session.syncModelMessages(messages as ModelMessageLike[], usage)
+        if (r.status === 'diverged') continue
+        this.#warn(c, r.warnings)
       }
       c.usage = undefined
       this.#touch(first, c)
       return c
     }
-    const c = await this.#create(model, call)
-    c.session.appendModelMessages(messages as ModelMessageLike[])
+    const session = new Session(await this.#sessionOptions(model, call))
+    const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session))
+    this.#warn(c, c.session.appendModelMessages(messages as ModelMessageLike[]).warnings)
     this.#touch(first, c)
     return c
+  }
+
+  /**
+   * A call of a conversation kept in the store: open its log (waiting while another process
+   * writes it), load it, continue where it is, compact if due, write what changed, close.
+   * Undefined when the stored conversation is not the one the messages continue (then the call is
+   * served from memory, and a warning says so).
+   */
+  async #callStored(messages: readonly ModelMessageLike[], model: ModelRef, call: CallShape, ctx: CallContext): Promise<Prepared | undefined> {
+    const o = this.#options
+    const handedBy = this.#handedFrom(digest(messages[0])).find((c) => c.continuesHanded(messages))
+    const id = ctx.id ?? handedBy?.id ?? o.conversationId?.(messages) ?? digest(messages[0])
+    const log = await openLog(o.store!, id, ctx.signal)
+    try {
+      const previous = this.#stored.get(id)
+      const session = await log.load(await this.#sessionOptions(model, call))
+      const c = new Conversation(id, session, this.#compactor(session, previous?.auto.state))
+      if (session.length > 0 && session.resumeModelMessages(messages as ModelMessageLike[]) === null) {
+        this.#warn(c, [{ line: 0, message: `conversation ${JSON.stringify(id)}: the stored session is not continued by this call's messages (an edited history, or another conversation with the same id); served from memory, not stored` }])
+        return undefined
+      }
+      const reported = ctx.stepUsage ?? previous?.usage
+      const r = session.syncModelMessages(messages as ModelMessageLike[], reported === undefined ? {} : { usage: reported })
+      this.#warn(c, r.warnings)
+      for (const m of r.updated) await log.update(session.get(m)!)
+      for (const m of r.appended) await log.append(session.get(m)!)
+      const step = await this.#step(c, call, ctx.signal)
+      await record(log, step)
+      this.#remember(id, c)
+      // The stored session is what the model gets: compacted, pruned or (round trip) the call's own.
+      return { conversation: c, messages: c.hand() }
+    } finally {
+      await log.close()
+    }
+  }
+
+  #remember(id: string, c: Conversation): void {
+    this.#stored.delete(id)
+    this.#stored.set(id, c)
+    const max = this.#options.maxConversations ?? 100
+    for (const oldest of this.#stored.keys()) {
+      if (this.#stored.size <= max) break
+      this.#stored.delete(oldest)
+    }
+  }
+
+  #warn(c: Conversation, warnings: readonly ImportWarning[]): void {
+    if (!warnings.length || !this.#options.onWarning) return
+    for (const w of warnings) {
+      try {
+        this.#options.onWarning({ warning: w, conversation: c.id })
+      } catch {
+        // A listener must not break the model call.
+      }
+    }
   }
 
   /** Conversations whose handed-back messages start with `first` (a loop that carried them forward). */
   #handedFrom(first: string): Conversation[] {
     const out: Conversation[] = []
     for (const list of this.#byFirst.values()) for (const c of list) if (c.handed?.first === first) out.push(c)
+    for (const c of this.#stored.values()) if (c.handed?.first === first) out.push(c)
     return out
   }
 
@@ -141,12 +234,16 @@ export class Engine {
     }
   }
 
-  async #create(model: ModelRef, call: CallShape): Promise<Conversation> {
+  async #sessionOptions(model: ModelRef, call: CallShape): Promise<SessionOptions> {
     const o = this.#options
     const info = await modelInfo(model, { ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}) })
     const maxOutput = call.maxOutputTokens ?? o.maxOutputTokens ?? Math.min(info.limit.output ?? 4_096, 32_000)
-    const session = new Session(sessionOptions(o, { providerID: info.providerID, modelID: info.modelID }, info.limit.context, maxOutput))
-    const auto = new AutoCompactor(session, {
+    return sessionOptions(o, { providerID: info.providerID, modelID: info.modelID }, info.limit.context, maxOutput)
+  }
+
+  #compactor(session: Session, state?: AutoCompactorState): AutoCompactor {
+    const o = this.#options
+    return new AutoCompactor(session, {
       ...(o.summarizer ? { summarizer: o.summarizer } : {}),
       ...(o.template ? { template: o.template } : {}),
       ...(o.instructions ? { instructions: o.instructions } : {}),
@@ -157,18 +254,17 @@ export class Engine {
       ...(o.maxFailures !== undefined ? { maxFailures: o.maxFailures } : {}),
       ...(o.maxIneffective !== undefined ? { maxIneffective: o.maxIneffective } : {}),
       ...(o.prune !== undefined ? { prune: o.prune } : {}),
+      ...(state ? { state } : {}),
       // The loop goes on by itself: no synthetic "continue" message after the summary.
       autoContinue: false,
     })
-    return new Conversation(`conversation-${++this.#count}`, session, auto)
   }
 
   /**
-   * Before a model call: counts the call's system prompt and tools, compacts when the call would
-   * not fit (or `shouldCompact` / `trigger` says so), and returns the messages to send when they
-   * differ from the call's own (after a compaction or a prune), else `undefined`.
+   * Counts the call's system prompt and tools, then compacts when the call would not fit (or
+   * `shouldCompact` / `trigger` says so). A prune or a compaction marks the conversation rewritten.
    */
-  async prepare(c: Conversation, call: CallShape, signal?: AbortSignal): Promise<ModelMessageLike[] | undefined> {
+  async #step(c: Conversation, call: CallShape, signal?: AbortSignal): Promise<AfterStepResult> {
     const o = this.#options
     const overhead: { system?: string[]; tools?: unknown } = {}
     if (call.system?.length) overhead.system = call.system
@@ -181,7 +277,7 @@ export class Engine {
     const step = await compacting.run(true, () => c.auto.afterStep({ ...(signal ? { signal } : {}), ...(force ? { force: true } : {}) }))
     if (step.pruned) c.rewritten = true
     if (step.compaction) this.#report(c, step.compaction)
-    return c.rewritten ? c.hand() : undefined
+    return step
   }
 
   #report(c: Conversation, result: CompactionResult): void {
@@ -192,4 +288,10 @@ export class Engine {
       // A listener must not break the model call.
     }
   }
+}
+
+/** Writes what a step changed: the prune, then the compaction's messages. */
+async function record(log: SessionLog, step: AfterStepResult): Promise<void> {
+  if (step.pruned) await log.prune(step.pruned)
+  for (const m of step.compaction?.messages ?? []) await log.append(m)
 }

@@ -14,6 +14,13 @@ export interface CallOptionsLike {
   tools?: readonly unknown[]
   maxOutputTokens?: number
   abortSignal?: AbortSignal
+  providerOptions?: Record<string, unknown>
+}
+
+/** The conversation id a call names: `providerOptions: { contextfold: { conversationId } }`. */
+function conversationIdOf(params: CallOptionsLike): string | undefined {
+  const id = (params.providerOptions?.contextfold as { conversationId?: unknown } | undefined)?.conversationId
+  return typeof id === 'string' && id !== '' ? id : undefined
 }
 
 /**
@@ -47,7 +54,10 @@ function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]
  * Context management as a language model middleware. Options: the model's `contextWindow` (else
  * looked up in the model catalog), a `summarizer` (default: the offline extractive one; a summary
  * call made through a model wrapped with this middleware passes through it unchanged), `trigger` /
- * `keep` sizes (tokens or `{ fraction }` of the window), `shouldCompact`, `onCompaction`.
+ * `keep` sizes (tokens or `{ fraction }` of the window), `shouldCompact`, `onCompaction`, and a
+ * `store` (`sessionFiles(dir)`, a database store) so that a conversation survives a restart and its
+ * compactions are shared by every process serving it; a call names its conversation with
+ * `providerOptions: { contextfold: { conversationId } }`.
  *
  * @example
  * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: contextfoldMiddleware() })
@@ -64,10 +74,10 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions = {}): Conte
       const { system, texts, messages } = split(params.prompt)
       if (!messages.length) return params
       const call = { system: texts, ...(params.tools ? { tools: params.tools } : {}), ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}) }
-      const c = await engine.conversation(messages, model, call)
-      const compacted = await engine.prepare(c, call, params.abortSignal)
-      const next = compacted ? { ...params, prompt: [...system, ...compacted] } : { ...params }
-      calls.set(next, c)
+      const id = conversationIdOf(params)
+      const prepared = await engine.call(messages, model, call, { ...(params.abortSignal ? { signal: params.abortSignal } : {}), ...(id !== undefined ? { id } : {}) })
+      const next = prepared.messages ? { ...params, prompt: [...system, ...prepared.messages] } : { ...params }
+      calls.set(next, prepared.conversation)
       return next
     },
     async wrapGenerate({ doGenerate, params }) {

@@ -1,6 +1,7 @@
 // Options shared by `contextfoldMiddleware` and `contextfoldPrepareStep`.
-import type { CompactionConfig, ContextUsage, SessionOptions, TokenizerName } from '../../native.js'
+import type { CompactionConfig, ContextUsage, ImportWarning, ModelMessageLike, SessionOptions, TokenizerName } from '../../native.js'
 import type { AutoCompactorOptions } from '../auto-compactor.js'
+import type { OpenSessionLog } from '../session-log.js'
 import type { CompactionResult } from '../types.js'
 
 /** What `shouldCompact` sees before each model call. */
@@ -39,6 +40,22 @@ export interface ContextfoldAiOptions
   onCompaction?: (event: { result: CompactionResult; conversation: string }) => void
   /** Conversations held at once (least recently used dropped first; default 100). */
   maxConversations?: number
+  /**
+   * Where conversations are kept, so that one survives a restart and every process serving it
+   * finds its compaction (summarized once, sent by all): `sessionFiles(dir)` from `contextfold`,
+   * or `(id) => PostgresSessionStore.open({ pool, id })` / `RedisSessionStore.open(...)`. Each
+   * call opens the conversation's log (waiting while another process writes it), loads it
+   * tail-first, writes what the call changed and closes it. Default: memory only.
+   */
+  store?: OpenSessionLog
+  /**
+   * The id of the conversation a call's messages belong to (the store's session id). Default: a
+   * call's `providerOptions.contextfold.conversationId`, else a digest of the first message. Give
+   * one when conversations of your app can start with the same message.
+   */
+  conversationId?: (messages: readonly ModelMessageLike[]) => string
+  /** Parts kept as they came because contextfold does not know them, and other notes, per conversation. */
+  onWarning?: (event: { warning: ImportWarning; conversation: string }) => void
 }
 
 /** Tokens `size` stands for in a window of `usable` tokens. */

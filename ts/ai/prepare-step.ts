@@ -64,8 +64,8 @@ export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = 
     const model = (options.model ?? args.model) as ModelRef
     const messages = args.messages as readonly unknown[] as ModelMessageLike[]
     if (!messages.length) return undefined
-    const c = await engine.conversation(messages, model, call, args.steps?.at(-1)?.usage)
-    const compacted = await engine.prepare(c, call, args.abortSignal)
-    return compacted ? { messages: compacted as unknown[] as M[] } : undefined
+    const stepUsage = args.steps?.at(-1)?.usage
+    const prepared = await engine.call(messages, model, call, { ...(args.abortSignal ? { signal: args.abortSignal } : {}), ...(stepUsage !== undefined ? { stepUsage } : {}) })
+    return prepared.messages ? { messages: prepared.messages as unknown[] as M[] } : undefined
   }
 }

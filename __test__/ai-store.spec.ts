@@ -1,0 +1,145 @@
+// The AI SDK middleware with a session store: a conversation survives a restart (a new middleware
+// on the same files sends the compacted prompt without summarizing again), and two processes
+// serving alternate turns of one conversation summarize each compaction once and both send it.
+import { fork, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+import * as ai from 'ai-v6'
+import { MockLanguageModelV3 } from 'ai-v6/test'
+import { afterEach, describe, expect, it } from 'vitest'
+import { z } from 'zod'
+
+import { contextfoldMiddleware } from '../dist/ai/index.js'
+import { SUMMARY_HEADER, SessionStore, extractiveSummarizer, sessionFiles, type CompactionResult, type Message } from '../dist/index.js'
+import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
+
+const major: Major = { name: 'ai v6', ai, Mock: MockLanguageModelV3, spec: 'v3', Agent: ai.ToolLoopAgent as never }
+const dirs: string[] = []
+const children: ChildProcess[] = []
+
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL')
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
+})
+
+function tempDir(): string {
+  const d = mkdtempSync(join(tmpdir(), 'cf-ai-store-'))
+  dirs.push(d)
+  return d
+}
+
+function counting() {
+  const inner = extractiveSummarizer()
+  let n = 0
+  return { summarizer: async (req: Parameters<typeof inner>[0], signal?: AbortSignal) => (n++, inner(req, signal)), calls: () => n }
+}
+
+/** Every message of the one session file in `dir`, hidden ones included. */
+function stored(dir: string, id: string): Message[] {
+  const store = SessionStore.open(join(dir, `${id}.jsonl`), { readOnly: true })
+  try {
+    return store.loadAll()
+  } finally {
+    store.close()
+  }
+}
+
+describe('contextfoldMiddleware with a store', () => {
+  it('a 35-step loop writes its compactions; after a restart the next call sends the compacted prompt without summarizing', async () => {
+    const dir = tempDir()
+    const seen: Seen = { prompts: [], problems: [], tokens: [] }
+    const compactions: CompactionResult[] = []
+    const first = counting()
+    const messages = [{ role: 'user' as const, content: REQUEST }]
+    const model = ai.wrapLanguageModel({
+      model: scriptedModel(major, seen),
+      middleware: contextfoldMiddleware({
+        contextWindow: WINDOW,
+        store: sessionFiles(dir),
+        conversationId: () => 'audit',
+        summarizer: first.summarizer,
+        onCompaction: ({ result }) => compactions.push(result),
+      }),
+    })
+    const r = await major.ai.generateText({ model, system: SYSTEM, messages, tools: tools(major, z), maxOutputTokens: MAX_OUTPUT, stopWhen: ai.stepCountIs(STEPS + 5) })
+    expect(seen.problems).toEqual([])
+    expect(r.text).toBe('Audit done.')
+    const done = compactions.filter((c) => c.status === 'compacted').length
+    expect(done).toBeGreaterThanOrEqual(3)
+    expect(first.calls()).toBe(compactions.length)
+    // The file holds every message of the loop and every summary.
+    const all = stored(dir, 'audit')
+    expect(all.filter((m) => m.summary === true)).toHaveLength(done)
+    expect(all.filter((m) => m.parts.some((p) => p.type === 'tool')).length).toBe(STEPS)
+
+    // A restart: a new middleware over the same files, the app's whole history plus a new request.
+    const after: Seen = { prompts: [], problems: [], tokens: [] }
+    const second = counting()
+    const restarted = ai.wrapLanguageModel({
+      model: scriptedModel(major, after),
+      middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: sessionFiles(dir), conversationId: () => 'audit', summarizer: second.summarizer }),
+    })
+    const history = [...messages, ...r.response.messages, { role: 'user' as const, content: 'Now write the report.' }]
+    await major.ai.generateText({ model: restarted, system: SYSTEM, messages: history, tools: tools(major, z), maxOutputTokens: MAX_OUTPUT, stopWhen: ai.stepCountIs(1) })
+    expect(second.calls()).toBe(0)
+    const prompt = after.prompts[0]!
+    expect(JSON.stringify(prompt)).toContain(SUMMARY_HEADER)
+    expect(JSON.stringify(prompt.at(-1))).toContain('Now write the report.')
+    expect(prompt.length).toBeLessThan(history.length)
+    expect(after.tokens[0]).toBeLessThanOrEqual(WINDOW - MAX_OUTPUT)
+    // Nothing written twice: the new request was appended once, after what was there.
+    const again = stored(dir, 'audit')
+    expect(again.length).toBe(all.length + 2) // the last answer of the loop, and the new request
+    expect(new Set(again.map((m) => m.id)).size).toBe(again.length)
+  })
+
+  it('a conversation id that is not a file name is a coded error', () => {
+    expect(() => sessionFiles(tempDir())('../escape')).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
+  })
+
+  it('two processes serving alternate turns make each compaction once, and both send it', async () => {
+    const dir = tempDir()
+    const worker = () => {
+      const child = fork(join(__dirname, 'ai-store-worker.mjs'), [dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+      children.push(child)
+      return new Promise<ChildProcess>((resolve, reject) => {
+        child.once('message', () => resolve(child))
+        child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)))
+      })
+    }
+    const workers = await Promise.all([worker(), worker()])
+    const ask = (child: ChildProcess, turn: number, messages: unknown[]) =>
+      new Promise<any>((resolve) => {
+        child.once('message', resolve)
+        child.send({ turn, messages })
+      })
+    type Seen = { tokens: number; messages: number; summarized: boolean }
+    const history: unknown[] = []
+    const calls: (Seen & { worker: number })[] = []
+    const compactions = [0, 0]
+    for (let turn = 0; turn < 10; turn++) {
+      history.push({ role: 'user', content: `Turn ${turn}: read the next three modules.` })
+      const w = turn % 2
+      const answer = await ask(workers[w]!, turn, history)
+      expect(answer.error).toBeUndefined()
+      history.push(...answer.messages)
+      calls.push(...(answer.seen as Seen[]).map((s) => ({ ...s, worker: w })))
+      compactions[w] = answer.compactions
+    }
+    // Every prompt fit; once a summary exists, every call of either process sends it.
+    expect(Math.max(...calls.map((c) => c.tokens))).toBeLessThanOrEqual(32_000 - 2_000)
+    const firstSummarized = calls.findIndex((c) => c.summarized)
+    expect(firstSummarized).toBeGreaterThan(0)
+    expect(calls.slice(firstSummarized).every((c) => c.summarized)).toBe(true)
+    expect(new Set(calls.slice(firstSummarized).map((c) => c.worker))).toEqual(new Set([0, 1]))
+    // Each compaction was made once, by one of them (both did some): as many as summaries stored.
+    const all = stored(dir, 'chat-1')
+    const recorded = all.filter((m) => m.summary === true).length
+    expect(recorded).toBeGreaterThanOrEqual(3)
+    expect(compactions.every((n) => n > 0)).toBe(true)
+    expect(compactions[0]! + compactions[1]!).toBe(recorded)
+    expect(new Set(all.map((m) => m.id)).size).toBe(all.length)
+  })
+})
