@@ -226,6 +226,45 @@ describe('contextfold inspect', () => {
     expect(report.window).toEqual({ context: 100_000, output: 8_000, usable: session.usage().usable })
   })
 
+  it('--system and --tools: counted in inspect and compact figures as the provider receives them', async () => {
+    const system = join(dir, 'system.txt')
+    const toolsFile = join(dir, 'tools.json')
+    writeFileSync(system, 'You are a careful coding agent. '.repeat(200))
+    const toolDefs = [{ name: 'bash', description: 'Runs a shell command.', inputSchema: { type: 'object', properties: { command: { type: 'string' } } } }]
+    writeFileSync(toolsFile, JSON.stringify(toolDefs))
+    // Messages without provider usage: everything is counted locally.
+    const file = join(dir, 'no-usage.jsonl')
+    const messages: Message[] = [
+      { id: 'u1', role: 'user', parts: [{ type: 'text', id: 'u1.t', text: 'Fix the failing test in src/billing.ts.' }] },
+      { id: 'a1', role: 'assistant', parts: [{ type: 'text', id: 'a1.t', text: 'Reading the test output first.' }] },
+    ]
+    writeFileSync(file, messages.map((m) => JSON.stringify(m)).join('\n') + '\n')
+    const args = ['inspect', file, '--context', '100k', '--output', '8000', '--tokenizer', 'o200k']
+    const plain = await json(args)
+    const report = await json([...args, '--system', system, '--tools', toolsFile])
+    const session = Session.fromMessages(messages, { model: { limit: { context: 100_000, output: 8_000 } }, tokenizer: 'o200k' })
+    const tokens = session.setOverhead({ system: readFileSync(system, 'utf8'), tools: toolDefs })
+    expect(tokens).toBeGreaterThan(1_000)
+    expect(report.callOverhead).toBe(tokens)
+    expect(report.usage).toEqual(session.usage())
+    expect(report.usage.tokens).toBe(plain.usage.tokens + tokens)
+    expect(report.prune.tokensAfter).toBe(plain.prune.tokensAfter + tokens)
+    expect(plain.callOverhead).toBeUndefined()
+    expect((await cli(['inspect', file, '--system', system])).stdout).toMatch(/including [\d,]+ tokens of system prompt and tools/)
+    // compact's before figure counts them too.
+    const compacted = await json(['compact', file, '--tokenizer', 'o200k', '--system', system, '--tools', toolsFile])
+    const bare = await json(['compact', file, '--tokenizer', 'o200k'])
+    expect(compacted.before.tokens).toBe(bare.before.tokens + tokens)
+    // Bad files are usage errors naming the option.
+    writeFileSync(join(dir, 'bad.json'), '{ not json')
+    const bad = await cli(['inspect', CLAUDE, '--tools', join(dir, 'bad.json')])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('--tools')
+    const missing = await cli(['inspect', CLAUDE, '--system', join(dir, 'nope.txt')])
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('--system')
+  })
+
   it('corpus files of every kind: the detected format and counts are the importer’s', async () => {
     const files = [
       'codex/agentv-019ed836-small.jsonl',

@@ -1,10 +1,12 @@
 // What every command shares: its options (window, tokenizer, input format, output mode), the run
 // context (colours, progress, abort signal), and reading the input into a native Session.
+import { readFile } from 'node:fs/promises'
+
 import { InvalidArgumentError, Option, type Command } from 'commander'
 
 import { Session } from '../../native.js'
-import type { SessionOptions, TokenizerName } from '../../native.js'
-import { inputError } from './errors.js'
+import type { Overhead, SessionOptions, TokenizerName } from '../../native.js'
+import { inputError, usageError } from './errors.js'
 import { colorsFor, plural, type Colors } from './format.js'
 import { INPUT_FORMATS, loadInput, type InputFormat, type LoadedInput } from './load.js'
 import { Progress } from './progress.js'
@@ -19,6 +21,10 @@ export interface CommonFlags {
   recover?: boolean
   color?: boolean
   progress?: boolean
+  /** A file with the system prompt the model gets. */
+  system?: string
+  /** A JSON file with the tool definitions the model gets. */
+  tools?: string
 }
 
 export interface RunContext {
@@ -59,6 +65,36 @@ export function addCommonOptions(cmd: Command): Command {
     .option('--no-progress', 'no progress display on stderr')
 }
 
+/** `--system` / `--tools`: what the model gets besides the messages, counted in the figures. */
+export function addOverheadOptions(cmd: Command): Command {
+  return cmd
+    .option('--system <file>', 'a text file with the system prompt the model gets: counted in the figures, as the provider receives it')
+    .option('--tools <file>', 'a JSON file with the tool definitions the model gets (an array of { name, description, inputSchema }): counted in the figures')
+}
+
+/** What `--system` / `--tools` name, read; undefined when neither is given. */
+async function readOverhead(flags: CommonFlags): Promise<Overhead | undefined> {
+  if (flags.system === undefined && flags.tools === undefined) return undefined
+  const read = async (option: string, file: string) => {
+    try {
+      return await readFile(file, 'utf8')
+    } catch (e) {
+      throw usageError(`${option} ${file}: ${(e as Error).message}`)
+    }
+  }
+  const out: Overhead = {}
+  if (flags.system !== undefined) out.system = await read('--system', flags.system)
+  if (flags.tools !== undefined) {
+    const text = await read('--tools', flags.tools)
+    try {
+      out.tools = JSON.parse(text)
+    } catch (e) {
+      throw usageError(`--tools ${flags.tools}: not JSON (${(e as Error).message})`)
+    }
+  }
+  return out
+}
+
 export function runContext(flags: CommonFlags, signal: AbortSignal): RunContext {
   const json = flags.json === true
   return {
@@ -73,6 +109,8 @@ export interface Opened {
   input: LoadedInput
   session: Session
   options: SessionOptions
+  /** What `--system` / `--tools` named (set on `session`), and its tokens. */
+  overhead?: { value: Overhead; tokens: number }
 }
 
 /** Reads `file` and builds the session the command works on. */
@@ -87,6 +125,7 @@ export async function openSession(file: string, flags: CommonFlags, ctx: RunCont
   if (flags.output !== undefined) windowFlags.output = flags.output
   if (flags.tokenizer !== undefined) windowFlags.tokenizer = flags.tokenizer
   const options = sessionOptions(windowFlags, input.sessionOptions)
+  const overhead = await readOverhead(flags)
   ctx.progress.update(`Counting ${plural(input.messages.length, 'message')} of ${file}`)
   let session: Session
   try {
@@ -95,5 +134,6 @@ export async function openSession(file: string, flags: CommonFlags, ctx: RunCont
     if (ctx.signal.aborted) throw e
     throw inputError(file, e)
   }
-  return { input, session, options }
+  if (!overhead) return { input, session, options }
+  return { input, session, options, overhead: { value: overhead, tokens: session.setOverhead(overhead) } }
 }

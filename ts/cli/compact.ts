@@ -8,7 +8,7 @@ import { compact } from '../compact.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
 import { openAICompatibleSummarizer } from '../summarizers/openai-compatible.js'
 import type { CompactionResult, Summarizer, TemplateName } from '../types.js'
-import { addCommonOptions, openSession, type CommonFlags, type RunContext } from './common.js'
+import { addCommonOptions, addOverheadOptions, openSession, type CommonFlags, type RunContext } from './common.js'
 import { CliError, EXIT, usageError } from './errors.js'
 import { int, plural, table } from './format.js'
 import { checkOutFormat, defaultOutFormat, OUT_FORMATS, print, printJson, writeSession, type OutFormat } from './output.js'
@@ -237,7 +237,7 @@ export function registerCompact(program: Command, run: (action: (ctx: RunContext
     .option('--no-fallback', 'fail (exit 1) instead of using the extractive summary when the summarizer fails')
     .option('-o, --out <file>', 'write the compacted session (every message, hidden ones included) to this file')
     .addOption(new Option('--out-format <format>', 'how --out writes: messages (JSON lines) or store (default: store when this build has SessionStore)').choices(OUT_FORMATS))
-  addCommonOptions(cmd).action(async (file: string, flags: CompactFlags) => {
+  addOverheadOptions(addCommonOptions(cmd)).action(async (file: string, flags: CompactFlags) => {
     await run(async (ctx) => {
       const report = await runCompact(file, flags, ctx)
       ctx.progress.stop()

@@ -2,7 +2,7 @@
 // largest tool outputs; what prune would free; where a compaction would cut; import warnings.
 import { Session, turns } from '../../native.js'
 import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../../native.js'
-import { addCommonOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
+import { addCommonOptions, addOverheadOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { breakdownTotal, renderBar, renderLegend, segments } from './context-bar.js'
 import { int, pct, plural, snippet, table } from './format.js'
 import { print, printJson } from './output.js'
@@ -33,6 +33,8 @@ export interface InspectReport {
   compactions: number
   options: SessionOptions
   window: { context: number; output?: number; usable: number }
+  /** Tokens of the system prompt and tools given with `--system` / `--tools` (counted in `usage`). */
+  callOverhead?: number
   usage: ContextUsage
   breakdown: Breakdown
   /** The breakdown's sum: the local count of the context. */
@@ -80,7 +82,7 @@ function preview(m: Message): string {
 }
 
 export async function inspectReport(file: string, flags: InspectFlags, ctx: RunContext): Promise<{ report: InspectReport; context: Message[] }> {
-  const { input, session } = await openSession(file, flags, ctx)
+  const { input, session, overhead } = await openSession(file, flags, ctx)
   ctx.progress.update(`Inspecting ${file}`)
   const usage = session.usage()
   const breakdown = session.breakdown()
@@ -90,6 +92,7 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
 
   ctx.progress.update(`Pruning a copy of ${file}`)
   const copy = await Session.fromMessagesAsync(input.messages, options, ctx.signal)
+  if (overhead) copy.setOverhead(overhead.value)
   const pruned = copy.prune()
 
   const localTokens = breakdownTotal(breakdown)
@@ -114,6 +117,7 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
     compactions: input.messages.filter((m) => m.summary === true).length,
     options,
     window,
+    ...(overhead ? { callOverhead: overhead.tokens } : {}),
     usage,
     breakdown,
     localTokens,
@@ -172,6 +176,7 @@ export function renderInspect(r: InspectReport, context: readonly Message[], ctx
     `${head('Context')}  ${int(u.tokens)} / ${int(w)} tokens (${pct(u.tokens, w)})  ${c.dim('·')}  usable ${int(u.usable)}  ${c.dim('·')}  ` +
       `pressure ${tier(`${u.pressure.toFixed(2)} ${u.tier}`)}  ${c.dim(`· ${SOURCE[u.source]}`)}`,
   )
+  if (r.callOverhead !== undefined) out.push(c.dim(`  including ${int(r.callOverhead)} tokens of system prompt and tools (--system / --tools)`))
   const segs = segments(r.breakdown, u, w, width)
   out.push(`  ${renderBar(segs, c)}`)
   out.push(...renderLegend(segs, w, c))
@@ -241,7 +246,7 @@ export function registerInspect(program: Command, run: (action: (ctx: RunContext
     .description('show what a session holds: tokens by kind against the window, largest tool outputs, what prune would free, where compaction would cut, import warnings')
     .argument('<file>', 'a transcript (Claude Code, Codex, pi, opencode, ...), contextfold messages (JSONL) or a session store; - reads stdin')
     .option('--top <n>', 'how many of the largest tool outputs to list (default: 10)', countArg)
-  addCommonOptions(cmd).action(async (file: string, flags: InspectFlags) => {
+  addOverheadOptions(addCommonOptions(cmd)).action(async (file: string, flags: InspectFlags) => {
     await run(async (ctx) => {
       const { report, context } = await inspectReport(file, flags, ctx)
       ctx.progress.stop()
