@@ -3,18 +3,30 @@
 // - a wrapped model whose middleware does nothing (the floor);
 // - `contextfoldMiddleware`'s transformParams (match the conversation, append the 2 new messages,
 //   count, decide): tokenizing the new messages included;
-// - the AI SDK's own `pruneMessages` plus the chars/4 estimate its docs recommend.
+// - the AI SDK's own `pruneMessages` plus the chars/4 estimate its docs recommend;
+// - LangChain.js `trimMessages` with `ChatOpenAI` as its token counter (o200k, the encoding it would
+//   fetch for gpt-4o), and the check `summarizationMiddleware` runs before each call
+//   (`countTokensApproximately`), each on LangChain messages kept beside the conversation;
+// - Mastra's `TokenLimiterProcessor.processLLMRequest` on the provider prompt.
 // And how far each count is from the exact o200k count of what the model reads (corpus text).
-// Run: node benchmark/middleware.mjs   (prints a markdown table; release build of the addon)
-import { pruneMessages } from 'ai'
-import { countTokens } from 'gpt-tokenizer/encoding/o200k_base'
+// Run: node benchmark/middleware.mjs   (prints a markdown table; release build of the addon;
+// LangChain.js and Mastra need Node 22+, so on Node 20 it runs itself again on Node 24)
+import { onNode22, loadPeers } from './peers.mjs'
 
-import { contextfoldMiddleware } from '../dist/ai/index.js'
-import { corpusChunks, corpusStrings, rng } from './corpus-text.mjs'
-import { median, msSince, now, log } from './timing.mjs'
+onNode22(import.meta.url)
+
+const { pruneMessages } = await import('ai')
+const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base')
+const { contextfoldMiddleware } = await import('../dist/ai/index.js')
+const { corpusChunks, corpusStrings, rng } = await import('./corpus-text.mjs')
+const { median, msSince, now, log } = await import('./timing.mjs')
+const peers = await loadPeers()
 
 const SIZES = [100, 1_000, 10_000]
 const CALLS = 50
+// Everything fits the window, the best case for trimMessages: one count of the whole conversation
+// per call. (Over budget it drops one message at a time and counts what remains again: quadratic.)
+const BUDGET_MS = 15_000 // per contender and size: the slowest ones get fewer calls
 const WINDOW = 100_000_000 // large: the cost of counting and deciding, not of compacting
 
 const strings = corpusStrings().filter((s) => s.length >= 40 && s.length <= 1_200)
@@ -43,13 +55,43 @@ async function perCall(n, make) {
   let prompt = msgs
   await run(prompt) // the first call takes the whole conversation in
   const ms = []
-  for (let i = 0; i < CALLS; i++) {
+  const started = now()
+  for (let i = 0; i < CALLS && (i < 5 || msSince(started) < BUDGET_MS); i++) {
     prompt = [...prompt, ...more(i)]
     const t0 = now()
     await run(prompt)
     ms.push(msSince(t0))
   }
-  return median(ms)
+  return { ms: median(ms), calls: ms.length }
+}
+
+/** A LangChain message for a provider-level one (what a LangChain agent would hold instead). */
+function toLangChain(m) {
+  const text = (parts) => parts.filter((p) => p.type === 'text').map((p) => p.text).join('')
+  if (m.role === 'system') return new peers.SystemMessage(m.content)
+  if (m.role === 'user') return new peers.HumanMessage(text(m.content))
+  if (m.role === 'assistant') {
+    const calls = m.content.filter((p) => p.type === 'tool-call').map((p) => ({ id: p.toolCallId, name: p.toolName, args: p.input, type: 'tool_call' }))
+    return new peers.AIMessage({ content: text(m.content), tool_calls: calls })
+  }
+  const [r] = m.content
+  return new peers.ToolMessage({ content: r.output.value, tool_call_id: r.toolCallId, name: r.toolName })
+}
+
+/** LangChain messages kept beside the prompt: only the new messages are converted each call. */
+function langChainHistory() {
+  const held = []
+  return (prompt) => {
+    for (let i = held.length; i < prompt.length; i++) held.push(toLangChain(prompt[i]))
+    return held
+  }
+}
+
+/** `ChatOpenAI` counts with the encoding it fetches from tiktoken.pages.dev: given here, offline. */
+function chatOpenAI() {
+  const chat = new peers.ChatOpenAI({ model: 'gpt-4o', apiKey: 'unused' })
+  chat._encoding = new peers.Tiktoken(peers.o200kRanks)
+  return chat
 }
 
 const contenders = {
@@ -64,6 +106,19 @@ const contenders = {
   'pruneMessages + chars/4': () => async (prompt) => {
     const pruned = pruneMessages({ messages: prompt, toolCalls: 'before-last-2-messages' })
     return JSON.stringify(pruned).length / 4
+  },
+  'LangChain trimMessages (ChatOpenAI counter)': () => {
+    const history = langChainHistory()
+    const tokenCounter = chatOpenAI()
+    return (prompt) => peers.trimMessages(history(prompt), { maxTokens: WINDOW, strategy: 'last', tokenCounter, startOn: 'human', includeSystem: true })
+  },
+  'LangChain summarizationMiddleware check': () => {
+    const history = langChainHistory()
+    return async (prompt) => peers.countTokensApproximately(history(prompt)) > WINDOW
+  },
+  'Mastra TokenLimiterProcessor': () => {
+    const limiter = new peers.TokenLimiterProcessor({ limit: WINDOW })
+    return (prompt) => limiter.processLLMRequest({ prompt })
   },
 }
 
@@ -82,8 +137,23 @@ async function accuracy() {
   s.setOverhead({ system: [msgs[0].content] })
   const estimate = Session.fromModelMessages(msgs.slice(1), { model: { limit: { context: WINDOW } }, tokenizer: 'estimate' })
   estimate.setOverhead({ system: [msgs[0].content] })
+  const langChain = langChainHistory()(msgs)
+  const trimCount = (await chatOpenAI().getNumTokensFromMessages(langChain)).totalCount
+  const limiter = new peers.TokenLimiterProcessor({ limit: WINDOW })
+  // What the limiter weighs a prompt at: its per-conversation constant plus each message's count.
+  const mastra = msgs.reduce((n, m) => n + limiter.countPromptMessageTokens(m), peers.TokenLimiterProcessor.TOKENS_PER_CONVERSATION)
   const err = (x) => `${(((x - exact) / exact) * 100).toFixed(1)}%`
-  return { exact, rows: [['chars/4 of the JSON (AI SDK docs)', err(chars)], ['contextfold o200k (gpt-4o)', err(s.usage().tokens)], ['contextfold estimate (other models)', err(estimate.usage().tokens)]] }
+  return {
+    exact,
+    rows: [
+      ['chars/4 of the JSON (AI SDK docs)', err(chars)],
+      ['LangChain ChatOpenAI counter (trimMessages)', err(trimCount)],
+      ['LangChain countTokensApproximately (summarizationMiddleware)', err(peers.countTokensApproximately(langChain))],
+      ['Mastra TokenLimiterProcessor', err(mastra)],
+      ['contextfold o200k (gpt-4o)', err(s.usage().tokens)],
+      ['contextfold estimate (other models)', err(estimate.usage().tokens)],
+    ],
+  }
 }
 
 const rows = []
@@ -95,9 +165,11 @@ for (const [name, make] of Object.entries(contenders)) {
   }
   rows.push([name, ...cells])
 }
-console.log(`| per model call (median of ${CALLS}, 2 new messages each) | ${SIZES.map((n) => `${n.toLocaleString('en')} msgs`).join(' | ')} | 10k / 100 |`)
-console.log(`|---|${SIZES.map(() => '---').join('|')}|---|`)
-for (const [name, ...ms] of rows) console.log(`| ${name} | ${ms.map((x) => `${x.toFixed(3)} ms`).join(' | ')} | ${(ms[2] / ms[0]).toFixed(2)}× |`)
+const cf = rows.find(([name]) => name === 'contextfoldMiddleware')
+console.log(`| per model call (median of up to ${CALLS}, 2 new messages each) | ${SIZES.map((n) => `${n.toLocaleString('en')} msgs`).join(' | ')} | 10k / 100 | vs contextfold at 10k |`)
+console.log(`|---|${SIZES.map(() => '---').join('|')}|---|---|`)
+const cell = ({ ms, calls }) => `${ms.toFixed(3)} ms${calls < CALLS ? ` (${calls} calls)` : ''}`
+for (const [name, ...r] of rows) console.log(`| ${name} | ${r.map(cell).join(' | ')} | ${(r[2].ms / r[0].ms).toFixed(2)}× | ${(r[2].ms / cf[3].ms).toFixed(2)}× |`)
 const acc = await accuracy()
 console.log(`\n| count of a 2,000-message conversation (exact o200k: ${acc.exact.toLocaleString('en')}) | error |\n|---|---|`)
 for (const [name, e] of acc.rows) console.log(`| ${name} | ${e} |`)
