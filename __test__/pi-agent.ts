@@ -233,6 +233,35 @@ export function piSuite(v: PiUnderTest): void {
       }
     })
 
+    it('with prune, old tool output reaches the model as a marker while the session keeps it', async () => {
+      let turn = 0
+      const t = await start(
+        (call, ctx) => {
+          const last = (ctx.messages as Any[]).at(-1)
+          if (last?.role === 'toolResult') return v.faux.fauxAssistantMessage('I read big.txt.')
+          turn++
+          if (turn === 1) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: 'big.txt' })], { stopReason: 'toolUse' })
+          return v.faux.fauxAssistantMessage(`answer ${turn}`)
+        },
+        { factory: createPiExtension({ prune: { pruneProtect: 100, pruneMinimum: 0 } }) },
+      )
+      try {
+        t.settings.setCompactionEnabled(false)
+        writeFileSync(join(t.session.sessionManager.getCwd(), 'big.txt'), 'BIG-LINE of the file\n'.repeat(300))
+        await t.prompt('Read big.txt')
+        for (const q of ['second', 'third', 'fourth']) await t.prompt(q)
+        const last = t.calls.at(-1)!
+        expect(last.text).toContain('[Old tool result content cleared]')
+        expect(last.text).not.toContain('BIG-LINE')
+        // The first calls saw the output; the session still holds it.
+        expect(t.calls.some((c) => c.text.includes('BIG-LINE'))).toBe(true)
+        const result = (t.session.messages as Any[]).find((m) => m.role === 'toolResult')
+        expect(text(result)).toContain('BIG-LINE')
+      } finally {
+        t.close()
+      }
+    })
+
     it('an overflow compaction comes from contextfold, and the retried call gets the summary', async () => {
       let turn = 0
       const reasons: string[] = []
