@@ -49,9 +49,9 @@ export function piSuite(v: PiUnderTest): void {
     dirs.push(dir)
     const cwd = join(dir, 'project')
     mkdirSync(join(cwd, 'node_modules'), { recursive: true })
-    mkdirSync(join(cwd, '.pi', 'extensions'), { recursive: true })
     symlinkSync(ROOT, join(cwd, 'node_modules', 'contextfold'), 'dir')
-    const extension = join(cwd, '.pi', 'extensions', 'contextfold.ts')
+    // Loaded as `pi -e` loads it (a file in .pi/extensions/ would also load next to a configured factory).
+    const extension = join(cwd, 'contextfold.ts')
     writeFileSync(extension, "export { default } from 'contextfold/pi'\n")
     writeFileSync(join(cwd, 'notes.txt'), 'The deploy key lives in vault path secret/deploy.\n')
     return { cwd, agentDir: join(dir, 'agent'), extension }
@@ -257,6 +257,34 @@ export function piSuite(v: PiUnderTest): void {
         expect(t.calls.some((c) => c.text.includes('BIG-LINE'))).toBe(true)
         const result = (t.session.messages as Any[]).find((m) => m.role === 'toolResult')
         expect(text(result)).toContain('BIG-LINE')
+      } finally {
+        t.close()
+      }
+    })
+
+    it('protectFirstTurns: the first turn is never summarized and is sent before the summary', async () => {
+      let turn = 0
+      const t = await start(
+        (call) => {
+          if (call.summary) return v.faux.fauxAssistantMessage(`## Goal\nHEAD-SUMMARY-${turn}`)
+          turn++
+          return answer(call, turn)
+        },
+        { factory: createPiExtension({ protectFirstTurns: 1 }) },
+      )
+      try {
+        await t.prompt('FIRST-TURN: the project rules are in RULES.md.')
+        for (let i = 0; i < 16 && t.compactions().length < 2; i++) await t.prompt(pad(`question ${i}`, 40))
+        expect(t.compactions()).toHaveLength(2)
+        for (const c of t.compactions()) expect(c.details.contextfold.head).toHaveLength(2) // the request and its answer
+        // Neither summary call read the head; every call after a compaction sent it, before the summary.
+        const summaries = t.calls.filter((c) => c.summary)
+        expect(summaries.length).toBeGreaterThanOrEqual(2)
+        for (const c of summaries) expect(c.text).not.toContain('FIRST-TURN')
+        await t.prompt('next')
+        const last = t.calls.at(-1)!
+        expect(last.text.indexOf('FIRST-TURN')).toBeGreaterThanOrEqual(0)
+        expect(last.text.indexOf('FIRST-TURN')).toBeLessThan(last.text.indexOf('HEAD-SUMMARY-'))
       } finally {
         t.close()
       }

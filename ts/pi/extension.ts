@@ -6,7 +6,7 @@ import { isAbortError } from '../errors.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
 import type { CompactOptions, CompactionResult, Summarizer } from '../types.js'
 import { pruneContext } from './prune.js'
-import { sessionOf, sessionOptions } from './session.js'
+import { headEntries, sessionOf, sessionOptions } from './session.js'
 import { piModelSummarizer } from './summarizer.js'
 import type {
   PiBeforeCompactEvent,
@@ -16,6 +16,7 @@ import type {
   PiExtensionAPI,
   PiExtensionContext,
   PiExtensionOptions,
+  PiMessage,
 } from './types.js'
 
 type Json = Record<string, unknown>
@@ -66,12 +67,14 @@ export async function beforeCompact(event: PiBeforeCompactEvent, ctx: PiExtensio
     overflow: event.reason === 'overflow',
     auto: event.reason !== undefined && event.reason !== 'manual',
   }
+  if (options.protectFirstTurns) run.protectFirstTurns = options.protectFirstTurns
   if (options.template) run.template = options.template
   if (options.instructions) run.instructions = options.instructions
   if (event.customInstructions?.trim()) run.focus = event.customInstructions.trim()
   const file = ctx.sessionManager?.getSessionFile?.()
   if (file) run.transcriptPath = file
 
+  const context = session.context().map((m) => m.id)
   let result: CompactionResult
   try {
     result = await compact(session, run)
@@ -92,6 +95,8 @@ export async function beforeCompact(event: PiBeforeCompactEvent, ctx: PiExtensio
   const tail = result.plan.tailStartID
   if (tail !== undefined && !branchEntries.some((e) => e.id === tail)) return decline(`the kept tail starts at ${tail}, which is no entry of the branch`)
   const details = detailsOf(result)
+  const hidden = result.plan.hiddenFromID
+  if (hidden !== undefined) details.contextfold.head = headEntries(branchEntries, context.slice(0, context.indexOf(hidden)))
   // No tail: everything is summarized. pi keeps nothing before the entry when the id matches none
   // (0.73), or defaults it to the compaction's own id (0.74+).
   const firstKeptEntryId = tail as string
@@ -99,19 +104,38 @@ export async function beforeCompact(event: PiBeforeCompactEvent, ctx: PiExtensio
   return { compaction: { summary: result.summary, firstKeptEntryId, tokensBefore: preparation.tokensBefore, details } }
 }
 
+/** The messages with the protected head of the latest compaction put back before its summary. */
+function withProtectedHead(messages: readonly PiMessage[], ctx: PiExtensionContext): PiMessage[] | undefined {
+  const branch = ctx.sessionManager?.getBranch?.() ?? []
+  const latest = branch.findLast((e) => e.type === 'compaction')
+  const head = (latest?.details as Partial<PiCompactionDetails> | undefined)?.contextfold?.head
+  const at = messages.findIndex((m) => m.role === 'compactionSummary')
+  if (!head?.length || at < 0) return undefined
+  const byId = new Map(branch.map((e) => [e.id, e]))
+  const restored = head.flatMap((id) => {
+    const e = byId.get(id)
+    return e?.type === 'message' && e.message ? [e.message as PiMessage] : []
+  })
+  return [...messages.slice(0, at), ...restored, ...messages.slice(at)]
+}
+
 /**
  * A pi extension (`(pi) => void`) routing pi's compaction through contextfold: the cut, the summary
  * input, the file tracking and the loss audit come from contextfold's engine, the summary from the
  * session's model (or `options.summarizer`), the extractive summary when that call fails. A manual
  * `/compact <text>` focuses the summary on the text; aborting the compaction leaves the session as
- * it was. With `prune`, old tool output is cleared before every model call.
+ * it was. With `prune`, old tool output is cleared before every model call; with
+ * `protectFirstTurns`, the session's first turns are sent verbatim before the summary.
  */
 export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExtensionAPI) => void {
   return (pi) => {
     pi.on('session_before_compact', ((event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options)) as never)
-    if (options.prune) {
-      const cfg = options.prune === true ? {} : options.prune
-      pi.on('context', ((event: PiContextEvent) => pruneContext(event.messages, { ...options.compaction, ...cfg })) as never)
-    }
+    if (!options.prune && !options.protectFirstTurns) return
+    const prune = options.prune ? { ...options.compaction, ...(options.prune === true ? {} : options.prune) } : undefined
+    pi.on('context', ((event: PiContextEvent, ctx: PiExtensionContext) => {
+      const withHead = withProtectedHead(event.messages, ctx)
+      const pruned = prune ? pruneContext(withHead ?? event.messages, prune) : undefined
+      return pruned ?? (withHead ? { messages: withHead } : undefined)
+    }) as never)
   }
 }

@@ -25,6 +25,10 @@ export function importEntries(entries: readonly PiEntry[]): Message[] {
       if (ours) {
         if (obj(ours.files)) part.files = ours.files
         if (Array.isArray(ours.keep)) part.keep = ours.keep
+        // A protected head stays visible: what is hidden starts after it.
+        const head = new Set(strings(ours.head))
+        const hidden = head.size ? messages.find((x) => !head.has(x.id)) : undefined
+        if (hidden && hidden !== m) part.hiddenFromID = hidden.id
       } else if (details && (Array.isArray(details.readFiles) || Array.isArray(details.modifiedFiles))) {
         // pi's own compaction: its cumulative file lists carry over the same way.
         part.files = { read: strings(details.readFiles), modified: strings(details.modifiedFiles) }
@@ -45,6 +49,23 @@ export function sessionOptions(model: PiModel | undefined, settings: { reserveTo
   if (model) {
     out.model.providerID = model.provider
     out.model.modelID = model.id
+  }
+  return out
+}
+
+/**
+ * The branch entries of a protected head: the entries of `ids` (messages of contextfold's context)
+ * and the tool results that follow them.
+ */
+export function headEntries(branch: readonly PiEntry[], ids: readonly string[]): string[] {
+  const wanted = new Set(ids)
+  const out: string[] = []
+  let inHead = false
+  for (const e of branch) {
+    const role = obj(e.message)?.role
+    if (wanted.has(e.id)) inHead = true
+    else if (!(inHead && e.type === 'message' && role === 'toolResult')) inHead = false
+    if (inHead) out.push(e.id)
   }
   return out
 }

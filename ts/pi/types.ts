@@ -59,7 +59,7 @@ export interface PiModelRegistry {
 export interface PiExtensionContext {
   model?: PiModel | undefined
   modelRegistry?: PiModelRegistry
-  sessionManager?: { getSessionFile?(): string | undefined }
+  sessionManager?: { getSessionFile?(): string | undefined; getBranch?(): PiEntry[] }
   hasUI?: boolean
   ui?: { notify?(message: string, level?: 'info' | 'warning' | 'error'): void }
 }
@@ -124,6 +124,8 @@ export interface PiCompactionDetails {
     reason?: string
     /** The model that wrote the summary. */
     model?: { providerID: string; modelID: string }
+    /** The protected head (`protectFirstTurns`): entries sent verbatim before the summary. */
+    head?: string[]
     /** Messages the summary replaces, and contextfold's count of the context after it. */
     summarized: number
     tokensAfter?: number
@@ -155,6 +157,11 @@ export interface PiExtensionOptions {
    * `true` for its defaults, or the prune settings. Default off: pi's session keeps everything.
    */
   prune?: boolean | Pick<CompactionConfig, 'pruneProtect' | 'pruneMinimum' | 'protectedTools' | 'pruneDuplicates' | 'pruneRereads' | 'pruneStaleReads'>
+  /**
+   * The session's first turns are never summarized: they are sent verbatim before the summary
+   * (the `context` event puts them back; default 0).
+   */
+  protectFirstTurns?: number
   /** More compaction settings (tail size, tool output limits...): pi's `keepRecentTokens` and `reserveTokens` are the defaults. */
   compaction?: CompactionConfig
   /** Called after each compaction contextfold made, or declined (then pi's own runs). */
