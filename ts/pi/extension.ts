@@ -129,13 +129,13 @@ function withProtectedHead(messages: readonly PiMessage[], ctx: PiExtensionConte
  */
 export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExtensionAPI) => void {
   return (pi) => {
-    pi.on('session_before_compact', ((event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options)) as never)
+    pi.on('session_before_compact', (event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options))
     if (!options.prune && !options.protectFirstTurns) return
     const prune = options.prune ? { ...options.compaction, ...(options.prune === true ? {} : options.prune) } : undefined
-    pi.on('context', ((event: PiContextEvent, ctx: PiExtensionContext) => {
+    pi.on('context', (event: PiContextEvent, ctx: PiExtensionContext) => {
       const withHead = withProtectedHead(event.messages, ctx)
       const pruned = prune ? pruneContext(withHead ?? event.messages, prune) : undefined
       return pruned ?? (withHead ? { messages: withHead } : undefined)
-    }) as never)
+    })
   }
 }

@@ -102,7 +102,8 @@ export interface PiContextEvent {
 
 /** pi's `ExtensionAPI`, as far as this extension uses it. */
 export interface PiExtensionAPI {
-  on(event: string, handler: (event: never, ctx: never) => unknown): void
+  // pi's `on` is one overload per event: only `any` parameters let every pi version's API fit here.
+  on(event: string, handler: (event: any, ctx: any) => unknown): void // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /** What contextfold stores in a compaction entry's `details` (read back by the next compaction). */
