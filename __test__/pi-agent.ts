@@ -49,7 +49,7 @@ export function piSuite(v: PiUnderTest): void {
     dirs.push(dir)
     const cwd = join(dir, 'project')
     mkdirSync(join(cwd, 'node_modules'), { recursive: true })
-    symlinkSync(ROOT, join(cwd, 'node_modules', 'contextfold'), 'dir')
+    symlinkSync(ROOT, join(cwd, 'node_modules', 'contextfold'), 'junction')
     // Loaded as `pi -e` loads it (a file in .pi/extensions/ would also load next to a configured factory).
     const extension = join(cwd, 'contextfold.ts')
     writeFileSync(extension, "export { default } from 'contextfold/pi'\n")

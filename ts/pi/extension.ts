@@ -78,11 +78,11 @@ export async function beforeCompact(event: PiBeforeCompactEvent, ctx: PiExtensio
   let result: CompactionResult
   try {
     result = await compact(session, run)
-    // A failure that allows no fallback in compact() (auth, network, rate limit): the summary is
-    // still written, offline, rather than leaving the context over the window.
+    // A failure that allows no fallback in compact() (auth, network, rate limit) left the session
+    // unchanged: the summary is still written, offline, rather than leaving the context over the window.
     if (result.status === 'failed' && run.fallback !== false && !signal.aborted) {
       const first = result.reason
-      result = await compact(sessionOf(branchEntries, session.options), { ...run, summarizer: extractiveSummarizer({ template: run.template ?? 'anchored' }) })
+      result = await compact(session, { ...run, summarizer: extractiveSummarizer({ template: run.template ?? 'anchored' }) })
       if (result.status === 'compacted') result = { ...result, fallback: true, reason: `${first} (used the extractive summary)` }
     }
   } catch (e) {
