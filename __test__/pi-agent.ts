@@ -202,6 +202,31 @@ export function piSuite(v: PiUnderTest): void {
       }
     })
 
+    it('a contextfold summarizer writes the summary instead of the model', async () => {
+      const asked: string[] = []
+      const t = await start((call) => answer(call, 0), {
+        factory: createPiExtension({
+          summarizer: async (req) => {
+            asked.push(req.prompt)
+            return { text: '## Goal\nWRITTEN-BY-SUMMARIZER', finishReason: 'stop', model: { providerID: 'own', modelID: 'summarizer-1' } }
+          },
+        }),
+      })
+      try {
+        await t.prompt(pad('Port the parser to Rust.', 30))
+        await t.prompt(pad('second', 30))
+        await t.prompt(pad('third', 30))
+        await t.session.compact('only the parser')
+        const [entry] = t.compactions()
+        expect(entry.summary).toContain('WRITTEN-BY-SUMMARIZER')
+        expect(entry.details.contextfold.model).toEqual({ providerID: 'own', modelID: 'summarizer-1' })
+        expect(asked.join('\n')).toContain('only the parser')
+        expect(t.calls.some((c) => c.summary)).toBe(false)
+      } finally {
+        t.close()
+      }
+    })
+
     it('an aborted compaction leaves the session as it was', async () => {
       let summaryStarted!: () => void
       const started = new Promise<void>((r) => (summaryStarted = r))
