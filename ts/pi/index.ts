@@ -1,6 +1,7 @@
 // contextfold/pi: the pi coding agent extension. It imports the core, never the reverse, and loads
 // pi-ai only when a summary is written on a pi whose model registry cannot call the model itself.
 import { createPiExtension } from './extension.js'
+import type { PiExtensionAPI } from './types.js'
 
 export { beforeCompact, createPiExtension } from './extension.js'
 export { pruneContext } from './prune.js'
@@ -26,5 +27,5 @@ export type { Summarizer } from '../types.js'
  * by the session's model. `export { default } from 'contextfold/pi'` in `.pi/extensions/contextfold.ts`
  * installs it; `createPiExtension(options)` makes a configured one.
  */
-const contextfold: (pi: import('./types.js').PiExtensionAPI) => void = createPiExtension()
+const contextfold: (pi: PiExtensionAPI) => void = createPiExtension()
 export default contextfold
