@@ -36,9 +36,12 @@ function ok(cmd: string, args: string[], cwd: string, env: Record<string, string
   return r.stdout
 }
 
-/** The peers (`effect`, `ai`) at the versions the clone's tests use, so every subpath can load. */
+/**
+ * The peers (`effect`, `ai`) at the versions the clone's tests use, so every subpath can load. pi is
+ * left out: `contextfold/pi` loads without it (pi hands the extension everything at run time).
+ */
 function peers(): string[] {
-  return Object.keys(PKG.peerDependencies).map((name) => {
+  return Object.keys(PKG.peerDependencies).filter((name) => !name.endsWith('/pi-coding-agent')).map((name) => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }
     return `${name}@${version}`
   })
@@ -152,6 +155,8 @@ describe.each([
     expect(installed.loaded[0]).toContain(`${join('node_modules', PLATFORM_PACKAGE)}`)
     expect(installed.loaded[0]!.startsWith(app)).toBe(true)
     expect((installed.exportsOf as Record<string, string[]>)['./effect']!.length).toBeGreaterThan(0)
+    // The pi extension loads with no pi installed: its default export and the configured factory.
+    expect((installed.exportsOf as Record<string, string[]>)['./pi']).toEqual(expect.arrayContaining(['createPiExtension', 'default']))
   })
 
   it('npx contextfold --version and inspect on an example, as from the clone', () => {

@@ -1,0 +1,356 @@
+// contextfold/pi in the real pi agent: `createAgentSession` with in-memory settings and session, a
+// faux model playing scripted replies (no network), the extension loaded as a user loads it (a file
+// `export { default } from 'contextfold/pi'`, through pi's own loader) or as a configured factory.
+// Each replies function sees the request: a summary call (contextfold's system prompt) or a turn.
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+
+import { SYSTEM_PROMPT } from '../dist/index.js'
+import { createPiExtension } from '../dist/pi/index.js'
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+type Any = any // eslint-disable-line @typescript-eslint/no-explicit-any
+
+/** One pi version: its coding-agent module (with the faux helpers) and how it registers the faux model. */
+export interface PiUnderTest {
+  name: string
+  /** The coding agent's module; `faux` holds `fauxAssistantMessage` / `fauxToolCall`. */
+  pi: Any
+  faux: Any
+  /** Registers a faux provider `faux` and returns what `createAgentSession` needs besides it. */
+  register(models: Any[], dir: string): Promise<{ handle: Any; auth: Record<string, unknown>; dispose(): void }>
+  /** pi reports `reason` on `session_before_compact` (0.74+): the overflow path is tested there. */
+  reasons: boolean
+}
+
+const WINDOW = 6000
+const SETTINGS = { compaction: { enabled: true, reserveTokens: 2000, keepRecentTokens: 600 } }
+
+interface Call {
+  summary: boolean
+  system: string
+  text: string
+}
+
+const text = (m: Any): string =>
+  typeof m.content === 'string' ? m.content : (m.content as Any[]).map((c) => c.text ?? JSON.stringify(c.arguments ?? '')).join('\n')
+
+export function piSuite(v: PiUnderTest): void {
+  const dirs: string[] = []
+  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })))
+
+  /** A project with contextfold installed (a link to this package) and the one-line extension file. */
+  function project(): { cwd: string; agentDir: string; extension: string } {
+    const dir = mkdtempSync(join(tmpdir(), 'contextfold-pi-'))
+    dirs.push(dir)
+    const cwd = join(dir, 'project')
+    mkdirSync(join(cwd, 'node_modules'), { recursive: true })
+    symlinkSync(ROOT, join(cwd, 'node_modules', 'contextfold'), 'junction')
+    // Loaded as `pi -e` loads it (a file in .pi/extensions/ would also load next to a configured factory).
+    const extension = join(cwd, 'contextfold.ts')
+    writeFileSync(extension, "export { default } from 'contextfold/pi'\n")
+    writeFileSync(join(cwd, 'notes.txt'), 'The deploy key lives in vault path secret/deploy.\n')
+    return { cwd, agentDir: join(dir, 'agent'), extension }
+  }
+
+  /** A pi session whose model answers through `reply`, every call recorded. */
+  async function start(reply: (call: Call, ctx: Any, options: Any) => Any, load: { path?: string; factory?: unknown } = {}) {
+    const { cwd, agentDir, extension } = project()
+    const { pi } = v
+    const { handle, auth, dispose } = await v.register([{ id: 'faux-1', contextWindow: WINDOW, maxTokens: 512 }], agentDir)
+    const calls: Call[] = []
+    const step = (ctx: Any, options: Any) => {
+      // 0.73 passes the system prompt apart; 0.87 as a leading system message.
+      const messages = (ctx.messages as Any[]).filter((m) => m.role !== 'system')
+      const system: string = ctx.systemPrompt ?? text((ctx.messages as Any[]).find((m) => m.role === 'system') ?? { content: '' })
+      const call: Call = { summary: system === SYSTEM_PROMPT, system, text: messages.map(text).join('\n\n') }
+      calls.push(call)
+      return reply(call, ctx, options)
+    }
+    handle.setResponses(Array.from({ length: 40 }, () => step))
+    const settingsManager = pi.SettingsManager.inMemory(SETTINGS)
+    const resourceLoader = new pi.DefaultResourceLoader({
+      cwd,
+      agentDir,
+      settingsManager,
+      additionalExtensionPaths: load.factory ? [] : [load.path ?? extension],
+      extensionFactories: load.factory ? [load.factory] : [],
+      noSkills: true,
+      noContextFiles: true,
+      noPromptTemplates: true,
+      noThemes: true,
+    })
+    await resourceLoader.reload()
+    const { session } = await pi.createAgentSession({
+      cwd,
+      agentDir,
+      ...auth,
+      model: handle.getModel(),
+      resourceLoader,
+      sessionManager: pi.SessionManager.inMemory(cwd),
+      settingsManager,
+      tools: ['read'],
+    })
+    const compactions = () => (session.sessionManager.getBranch() as Any[]).filter((e) => e.type === 'compaction')
+    /** A prompt, and the threshold compaction pi 0.73 starts after it returns (from its agent_end handler). */
+    const prompt = async (text: string) => {
+      await session.prompt(text)
+      await new Promise((r) => setTimeout(r, 0))
+      while (session.isCompacting) await new Promise((r) => setTimeout(r, 5))
+    }
+    return {
+      session,
+      prompt,
+      settings: settingsManager,
+      calls,
+      compactions,
+      close: () => {
+        session.dispose()
+        dispose()
+      },
+    }
+  }
+
+  const pad = (label: string, n: number) => `${label} ` + 'padding words for the context '.repeat(n)
+  const answer = (call: Call, n: number) => v.faux.fauxAssistantMessage(`answer ${n}: ` + 'lorem ipsum dolor sit amet '.repeat(60))
+
+  describe(`contextfold/pi in pi ${v.name}`, () => {
+    it('threshold and manual compactions come from contextfold: the cut, the files, the audit, the summary by the model', async () => {
+      let turn = 0
+      const t = await start((call, ctx) => {
+        if (call.summary) return v.faux.fauxAssistantMessage(`## Goal\nSUMMARY-${turn} of the work so far.`)
+        turn++
+        // The first turn reads a file (a tool pair the cut must keep together).
+        const last = (ctx.messages as Any[]).at(-1)
+        if (turn === 1) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: 'notes.txt' })], { stopReason: 'toolUse' })
+        if (last?.role === 'toolResult') return v.faux.fauxAssistantMessage('I read notes.txt.')
+        return answer(call, turn)
+      })
+      try {
+        await t.prompt('Read notes.txt and remember: never push to main.')
+        for (let i = 0; i < 10 && t.compactions().length === 0; i++) await t.prompt(pad(`question ${i}`, 40))
+        const [auto] = t.compactions()
+        expect(auto, 'a threshold compaction ran').toBeDefined()
+        expect(auto.fromHook).toBe(true)
+        expect(auto.summary).toContain('SUMMARY-')
+        expect(auto.details.contextfold.version).toBe(1)
+        expect(auto.details.readFiles).toContain('notes.txt')
+        expect(auto.details.contextfold.files.read).toContain('notes.txt')
+        // The loss audit ran: the user's constraint is kept (the model's summary did not mention it).
+        const audit = auto.details.contextfold.audit
+        expect([...audit.kept, ...audit.restored].map((f: Any) => f.text).join('\n')).toContain('never push to main')
+        expect(auto.summary).toContain('never push to main')
+        // The kept tail starts at a message that is no tool result.
+        const kept = (t.session.sessionManager.getBranch() as Any[]).find((e) => e.id === auto.firstKeptEntryId)
+        expect(kept?.type).toBe('message')
+        expect(kept.message.role).not.toBe('toolResult')
+        // The summary prompt was contextfold's, with the conversation.
+        const summaryCall = t.calls.find((c) => c.summary)!
+        expect(summaryCall.text).toContain('never push to main')
+
+        // The next model call receives the summary, and the context fits the window.
+        const before = t.calls.length
+        await t.prompt('What was in notes.txt?')
+        const next = t.calls.slice(before).find((c) => !c.summary)!
+        expect(next.text).toContain('SUMMARY-')
+        const usage = (t.session.messages as Any[]).filter((m) => m.role === 'assistant').at(-1).usage
+        expect(usage.input + usage.cacheRead).toBeLessThan(WINDOW)
+
+        // Manual, with instructions: they reach the summary prompt; files carry over from the entry.
+        // pi's threshold check is turned off (a manual compaction always runs), and pi asks the
+        // extension only when its own preparation finds something to summarize: two more turns.
+        t.settings.setCompactionEnabled(false)
+        await t.prompt(pad('Where is the deploy key?', 30))
+        await t.prompt(pad('And the CI config?', 30))
+        const count = t.compactions().length
+        await t.session.compact('Focus on the deploy key location')
+        const manual = t.compactions().at(-1)
+        expect(t.compactions()).toHaveLength(count + 1)
+        expect(manual.fromHook).toBe(true)
+        expect(t.calls.filter((c) => c.summary).at(-1)!.text).toContain('Focus on the deploy key location')
+        expect(manual.details.readFiles).toContain('notes.txt')
+        expect(manual.summary).toContain('SUMMARY-')
+      } finally {
+        t.close()
+      }
+    })
+
+    it('a failed summary call gives the extractive summary, not a failed compaction', async () => {
+      const t = await start(
+        (call) =>
+          call.summary
+            ? v.faux.fauxAssistantMessage('', { stopReason: 'error', errorMessage: '500 Internal Server Error: overloaded' })
+            : answer(call, 0),
+        { factory: createPiExtension() },
+      )
+      try {
+        await t.prompt(pad('Set up the build, do not touch CI config.', 30))
+        await t.prompt(pad('second', 30))
+        await t.prompt(pad('third', 30))
+        const result = await t.session.compact()
+        expect(result.summary).toContain('do not touch CI config')
+        const [entry] = t.compactions()
+        expect(entry.fromHook).toBe(true)
+        expect(entry.details.contextfold.fallback).toBe(true)
+        expect(entry.details.contextfold.reason).toMatch(/500/)
+      } finally {
+        t.close()
+      }
+    })
+
+    it('a contextfold summarizer writes the summary instead of the model', async () => {
+      const asked: string[] = []
+      const t = await start((call) => answer(call, 0), {
+        factory: createPiExtension({
+          summarizer: async (req) => {
+            asked.push(req.prompt)
+            return { text: '## Goal\nWRITTEN-BY-SUMMARIZER', finishReason: 'stop', model: { providerID: 'own', modelID: 'summarizer-1' } }
+          },
+        }),
+      })
+      try {
+        await t.prompt(pad('Port the parser to Rust.', 30))
+        await t.prompt(pad('second', 30))
+        await t.prompt(pad('third', 30))
+        await t.session.compact('only the parser')
+        const [entry] = t.compactions()
+        expect(entry.summary).toContain('WRITTEN-BY-SUMMARIZER')
+        expect(entry.details.contextfold.model).toEqual({ providerID: 'own', modelID: 'summarizer-1' })
+        expect(asked.join('\n')).toContain('only the parser')
+        expect(t.calls.some((c) => c.summary)).toBe(false)
+      } finally {
+        t.close()
+      }
+    })
+
+    it('an aborted compaction leaves the session as it was', async () => {
+      let summaryStarted!: () => void
+      const started = new Promise<void>((r) => (summaryStarted = r))
+      const t = await start(
+        (call, _ctx, options) => {
+          if (!call.summary) return answer(call, 0)
+          summaryStarted()
+          // The summary never comes: only the abort ends the call.
+          return new Promise((resolve) =>
+            options.signal.addEventListener('abort', () => resolve(v.faux.fauxAssistantMessage('', { stopReason: 'aborted' })), { once: true }),
+          )
+        },
+        { factory: createPiExtension() },
+      )
+      try {
+        await t.prompt(pad('first', 30))
+        await t.prompt(pad('second', 30))
+        const entries = JSON.stringify(t.session.sessionManager.getEntries())
+        const messages = t.session.messages.length
+        const compacting = t.session.compact()
+        await started
+        t.session.abortCompaction()
+        await expect(compacting).rejects.toThrow()
+        expect(JSON.stringify(t.session.sessionManager.getEntries())).toBe(entries)
+        expect(t.session.messages).toHaveLength(messages)
+        expect(t.compactions()).toHaveLength(0)
+      } finally {
+        t.close()
+      }
+    })
+
+    it('with prune, old tool output reaches the model as a marker while the session keeps it', async () => {
+      let turn = 0
+      const t = await start(
+        (call, ctx) => {
+          const last = (ctx.messages as Any[]).at(-1)
+          if (last?.role === 'toolResult') return v.faux.fauxAssistantMessage('I read big.txt.')
+          turn++
+          if (turn === 1) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: 'big.txt' })], { stopReason: 'toolUse' })
+          return v.faux.fauxAssistantMessage(`answer ${turn}`)
+        },
+        { factory: createPiExtension({ prune: { pruneProtect: 100, pruneMinimum: 0 } }) },
+      )
+      try {
+        t.settings.setCompactionEnabled(false)
+        writeFileSync(join(t.session.sessionManager.getCwd(), 'big.txt'), 'BIG-LINE of the file\n'.repeat(300))
+        await t.prompt('Read big.txt')
+        for (const q of ['second', 'third', 'fourth']) await t.prompt(q)
+        const last = t.calls.at(-1)!
+        expect(last.text).toContain('[Old tool result content cleared]')
+        expect(last.text).not.toContain('BIG-LINE')
+        // The first calls saw the output; the session still holds it.
+        expect(t.calls.some((c) => c.text.includes('BIG-LINE'))).toBe(true)
+        const result = (t.session.messages as Any[]).find((m) => m.role === 'toolResult')
+        expect(text(result)).toContain('BIG-LINE')
+      } finally {
+        t.close()
+      }
+    })
+
+    it('protectFirstTurns: the first turn is never summarized and is sent before the summary', async () => {
+      let turn = 0
+      const t = await start(
+        (call) => {
+          if (call.summary) return v.faux.fauxAssistantMessage(`## Goal\nHEAD-SUMMARY-${turn}`)
+          turn++
+          return answer(call, turn)
+        },
+        { factory: createPiExtension({ protectFirstTurns: 1 }) },
+      )
+      try {
+        await t.prompt('FIRST-TURN: the project rules are in RULES.md.')
+        for (let i = 0; i < 16 && t.compactions().length < 2; i++) await t.prompt(pad(`question ${i}`, 40))
+        expect(t.compactions()).toHaveLength(2)
+        for (const c of t.compactions()) expect(c.details.contextfold.head).toHaveLength(2) // the request and its answer
+        // Neither summary call read the head; every call after a compaction sent it, before the summary.
+        const summaries = t.calls.filter((c) => c.summary)
+        expect(summaries.length).toBeGreaterThanOrEqual(2)
+        for (const c of summaries) expect(c.text).not.toContain('FIRST-TURN')
+        await t.prompt('next')
+        const last = t.calls.at(-1)!
+        expect(last.text.indexOf('FIRST-TURN')).toBeGreaterThanOrEqual(0)
+        expect(last.text.indexOf('FIRST-TURN')).toBeLessThan(last.text.indexOf('HEAD-SUMMARY-'))
+      } finally {
+        t.close()
+      }
+    })
+
+    it('an overflow compaction comes from contextfold, and the retried call gets the summary', async () => {
+      let turn = 0
+      const reasons: string[] = []
+      const told: string[] = []
+      const t = await start(
+        (call) => {
+          if (call.summary) return v.faux.fauxAssistantMessage('## Goal\nOVERFLOW-SUMMARY')
+          turn++
+          if (turn === 3) return v.faux.fauxAssistantMessage('', { stopReason: 'error', errorMessage: 'prompt is too long: 9000 tokens > 6000 maximum' })
+          return answer(call, turn)
+        },
+        { factory: createPiExtension({ onCompaction: (e) => e.reason && told.push(e.reason) }) },
+      )
+      try {
+        await t.prompt(pad('first', 20))
+        await t.prompt(pad('second', 20))
+        // The overflow compaction and the retry run after the prompt returns (0.73): wait for the retried answer.
+        let retriedAnswer!: () => void
+        const answered = new Promise<void>((r) => (retriedAnswer = r))
+        t.session.subscribe((e: Any) => {
+          if (e.type === 'compaction_start') reasons.push(e.reason)
+          if (e.type === 'agent_end' && reasons.length && turn > 3) retriedAnswer()
+        })
+        await t.prompt(pad('third', 20))
+        await answered
+        expect(reasons).toEqual(['overflow'])
+        // pi 0.74+ tells the extension why it compacts.
+        if (v.reasons) expect(told).toEqual(['overflow'])
+        const [entry] = t.compactions()
+        expect(entry.fromHook).toBe(true)
+        expect(entry.summary).toContain('OVERFLOW-SUMMARY')
+        const retried = t.calls.filter((c) => !c.summary).at(-1)!
+        expect(retried.text).toContain('OVERFLOW-SUMMARY')
+      } finally {
+        t.close()
+      }
+    })
+  })
+}

@@ -1,0 +1,141 @@
+// The pi extension: pi's `session_before_compact` is answered with a compaction contextfold's engine
+// planned (cut, file tracking, facts) and summarized (loss audit, extractive fallback); the optional
+// `context` handler prunes old tool output before each model call.
+import { compact } from '../compact.js'
+import { isAbortError } from '../errors.js'
+import { extractiveSummarizer } from '../summarizers/extractive.js'
+import type { CompactOptions, CompactionResult, Summarizer } from '../types.js'
+import { pruneContext } from './prune.js'
+import { headEntries, sessionOf, sessionOptions } from './session.js'
+import { piModelSummarizer } from './summarizer.js'
+import type {
+  PiBeforeCompactEvent,
+  PiBeforeCompactResult,
+  PiCompactionDetails,
+  PiContextEvent,
+  PiExtensionAPI,
+  PiExtensionContext,
+  PiExtensionOptions,
+  PiMessage,
+} from './types.js'
+
+type Json = Record<string, unknown>
+
+function summarizerFor(options: PiExtensionOptions, ctx: PiExtensionContext): Summarizer {
+  const s = options.summarizer ?? 'model'
+  if (s === 'extractive') return extractiveSummarizer({ template: options.template ?? 'anchored' })
+  if (s === 'model') return piModelSummarizer(ctx, options.complete)
+  return s
+}
+
+/** The compaction entry's `details`: the file lists and what the next compaction carries over. */
+function detailsOf(result: CompactionResult): PiCompactionDetails {
+  const plan = result.plan!
+  const part = (result.messages?.[0]?.parts.find((p) => p.type === 'compaction') ?? {}) as Json
+  const files = { read: plan.readFiles, modified: plan.modifiedFiles }
+  const summary = result.messages?.[1]
+  const ours: PiCompactionDetails['contextfold'] = {
+    version: 1,
+    files,
+    keep: Array.isArray(part.keep) ? part.keep : [],
+    fallback: result.fallback,
+    summarized: plan.summarizedIDs.length,
+  }
+  if (result.audit) ours.audit = result.audit
+  if (result.reason) ours.reason = result.reason
+  if (summary?.model) ours.model = summary.model
+  if (result.tokensAfter !== undefined) ours.tokensAfter = result.tokensAfter
+  return { readFiles: files.read, modifiedFiles: files.modified, contextfold: ours }
+}
+
+/** Answers pi's `session_before_compact` with contextfold's compaction (see `createPiExtension`). */
+export async function beforeCompact(event: PiBeforeCompactEvent, ctx: PiExtensionContext, options: PiExtensionOptions = {}): Promise<PiBeforeCompactResult> {
+  const { preparation, branchEntries, signal } = event
+  const decline = (why: string): undefined => {
+    options.onCompaction?.({ status: 'declined', why, ...(event.reason ? { reason: event.reason } : {}) })
+    if (ctx.hasUI) ctx.ui?.notify?.(`contextfold: ${why}; pi compacts instead`, 'warning')
+    return undefined
+  }
+  if (signal.aborted) return { cancel: true }
+  const session = sessionOf(branchEntries, sessionOptions(ctx.model, preparation.settings, options.compaction))
+  const run: CompactOptions = {
+    signal,
+    autoContinue: false, // pi resumes (or not) by itself
+    summarizer: summarizerFor(options, ctx),
+    fallback: options.fallback ?? true,
+    audit: options.audit ?? true,
+    overflow: event.reason === 'overflow',
+    auto: event.reason !== undefined && event.reason !== 'manual',
+  }
+  if (options.protectFirstTurns) run.protectFirstTurns = options.protectFirstTurns
+  if (options.template) run.template = options.template
+  if (options.instructions) run.instructions = options.instructions
+  if (event.customInstructions?.trim()) run.focus = event.customInstructions.trim()
+  const file = ctx.sessionManager?.getSessionFile?.()
+  if (file) run.transcriptPath = file
+
+  const context = session.context().map((m) => m.id)
+  let result: CompactionResult
+  try {
+    result = await compact(session, run)
+    // A failure that allows no fallback in compact() (auth, network, rate limit) left the session
+    // unchanged: the summary is still written, offline, rather than leaving the context over the window.
+    if (result.status === 'failed' && run.fallback !== false && !signal.aborted) {
+      const first = result.reason
+      result = await compact(session, { ...run, summarizer: extractiveSummarizer({ template: run.template ?? 'anchored' }) })
+      if (result.status === 'compacted') result = { ...result, fallback: true, reason: `${first} (used the extractive summary)` }
+    }
+  } catch (e) {
+    if (isAbortError(e) || signal.aborted) return { cancel: true }
+    throw e
+  }
+  if (signal.aborted) return { cancel: true }
+  if (result.status !== 'compacted' || !result.summary || !result.plan) return decline(result.reason ?? `compaction ${result.status}`)
+
+  const tail = result.plan.tailStartID
+  if (tail !== undefined && !branchEntries.some((e) => e.id === tail)) return decline(`the kept tail starts at ${tail}, which is no entry of the branch`)
+  const details = detailsOf(result)
+  const hidden = result.plan.hiddenFromID
+  if (hidden !== undefined) details.contextfold.head = headEntries(branchEntries, context.slice(0, context.indexOf(hidden)))
+  // No tail: everything is summarized. pi keeps nothing before the entry when the id matches none
+  // (0.73), or defaults it to the compaction's own id (0.74+).
+  const firstKeptEntryId = tail as string
+  options.onCompaction?.({ status: 'compacted', details, summary: result.summary, firstKeptEntryId, ...(event.reason ? { reason: event.reason } : {}) })
+  return { compaction: { summary: result.summary, firstKeptEntryId, tokensBefore: preparation.tokensBefore, details } }
+}
+
+/** The messages with the protected head of the latest compaction put back before its summary. */
+function withProtectedHead(messages: readonly PiMessage[], ctx: PiExtensionContext): PiMessage[] | undefined {
+  const branch = ctx.sessionManager?.getBranch?.() ?? []
+  const latest = branch.findLast((e) => e.type === 'compaction')
+  const head = (latest?.details as Partial<PiCompactionDetails> | undefined)?.contextfold?.head
+  const at = messages.findIndex((m) => m.role === 'compactionSummary')
+  if (!head?.length || at < 0) return undefined
+  const byId = new Map(branch.map((e) => [e.id, e]))
+  const restored = head.flatMap((id) => {
+    const e = byId.get(id)
+    return e?.type === 'message' && e.message ? [e.message as PiMessage] : []
+  })
+  return [...messages.slice(0, at), ...restored, ...messages.slice(at)]
+}
+
+/**
+ * A pi extension (`(pi) => void`) routing pi's compaction through contextfold: the cut, the summary
+ * input, the file tracking and the loss audit come from contextfold's engine, the summary from the
+ * session's model (or `options.summarizer`), the extractive summary when that call fails. A manual
+ * `/compact <text>` focuses the summary on the text; aborting the compaction leaves the session as
+ * it was. With `prune`, old tool output is cleared before every model call; with
+ * `protectFirstTurns`, the session's first turns are sent verbatim before the summary.
+ */
+export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExtensionAPI) => void {
+  return (pi) => {
+    pi.on('session_before_compact', (event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options))
+    if (!options.prune && !options.protectFirstTurns) return
+    const prune = options.prune ? { ...options.compaction, ...(options.prune === true ? {} : options.prune) } : undefined
+    pi.on('context', (event: PiContextEvent, ctx: PiExtensionContext) => {
+      const withHead = withProtectedHead(event.messages, ctx)
+      const pruned = prune ? pruneContext(withHead ?? event.messages, prune) : undefined
+      return pruned ?? (withHead ? { messages: withHead } : undefined)
+    })
+  }
+}

@@ -1,0 +1,181 @@
+// The parts of pi's extension API this integration uses, typed structurally: contextfold's typings
+// need no pi package, and the same types fit `@mariozechner/pi-coding-agent` (0.73) and
+// `@earendil-works/pi-coding-agent` (0.74+).
+import type { CompactionConfig } from '../../native.js'
+import type { Summarizer, TemplateName } from '../types.js'
+
+/** A pi message (`AgentMessage`): user, assistant, toolResult, bashExecution, custom, summaries. */
+export interface PiMessage {
+  role: string
+  [key: string]: unknown
+}
+
+/** A pi session entry (`SessionEntry`): a line of the session file. */
+export interface PiEntry {
+  type: string
+  id: string
+  parentId?: string | null
+  [key: string]: unknown
+}
+
+/** A pi-ai `Model`. */
+export interface PiModel {
+  provider: string
+  id: string
+  api?: string
+  contextWindow?: number
+  maxTokens?: number
+  reasoning?: boolean
+  [key: string]: unknown
+}
+
+/** A pi-ai `AssistantMessage` (what a completion returns). */
+export interface PiAssistantMessage {
+  role: 'assistant'
+  content: Array<{ type: string; text?: string; [key: string]: unknown }>
+  stopReason?: string
+  errorMessage?: string
+  usage?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; totalTokens?: number }
+  [key: string]: unknown
+}
+
+/** A pi-ai `Context` for one completion. */
+export interface PiContext {
+  systemPrompt?: string
+  messages: Array<{ role: 'user'; content: Array<{ type: 'text'; text: string }>; timestamp: number }>
+}
+
+/** pi-ai's `complete` / `completeSimple`: `(model, context, options) => Promise<AssistantMessage>`. */
+export type PiComplete = (model: never, context: PiContext, options?: Record<string, unknown>) => Promise<PiAssistantMessage>
+
+/** pi's `ModelRegistry`, as far as a summary call needs it (0.73: auth lookup; 0.87: `streamSimple`). */
+export interface PiModelRegistry {
+  getApiKeyAndHeaders?(model: never): Promise<{ ok: boolean; apiKey?: string; headers?: Record<string, string>; error?: string }>
+  getApiKey?(model: never): Promise<string | undefined>
+  streamSimple?(model: never, context: PiContext, options?: Record<string, unknown>): { result(): Promise<PiAssistantMessage> }
+}
+
+/** The `ctx` pi passes to an extension's event handlers. */
+export interface PiExtensionContext {
+  model?: PiModel | undefined
+  modelRegistry?: PiModelRegistry
+  sessionManager?: { getSessionFile?(): string | undefined; getBranch?(): PiEntry[] }
+  hasUI?: boolean
+  ui?: { notify?(message: string, level?: 'info' | 'warning' | 'error'): void }
+}
+
+/** pi's compaction settings (`compaction` in settings.json). */
+export interface PiCompactionSettings {
+  enabled?: boolean
+  reserveTokens: number
+  keepRecentTokens: number
+}
+
+/** pi's `session_before_compact` event (0.87 adds `reason` and `willRetry`). */
+export interface PiBeforeCompactEvent {
+  type: 'session_before_compact'
+  preparation: {
+    firstKeptEntryId: string
+    tokensBefore: number
+    previousSummary?: string
+    settings: PiCompactionSettings
+    [key: string]: unknown
+  }
+  branchEntries: PiEntry[]
+  customInstructions?: string
+  signal: AbortSignal
+  reason?: 'manual' | 'threshold' | 'overflow'
+  willRetry?: boolean
+}
+
+/** What a `session_before_compact` handler returns: pi summarizes (`undefined`), is cancelled, or stores this. */
+export type PiBeforeCompactResult =
+  | undefined
+  | { cancel: true }
+  | { compaction: { summary: string; firstKeptEntryId: string; tokensBefore: number; details: PiCompactionDetails } }
+
+/** pi's `context` event: the messages of the next model call, which a handler may replace. */
+export interface PiContextEvent {
+  type: 'context'
+  messages: PiMessage[]
+}
+
+/** pi's `ExtensionAPI`, as far as this extension uses it. */
+export interface PiExtensionAPI {
+  // pi's `on` is one overload per event: only `any` parameters let every pi version's API fit here.
+  on(event: string, handler: (event: any, ctx: any) => unknown): void // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** What contextfold stores in a compaction entry's `details` (read back by the next compaction). */
+export interface PiCompactionDetails {
+  /** pi's own names for the file lists (cumulative). */
+  readFiles: string[]
+  modifiedFiles: string[]
+  contextfold: {
+    version: 1
+    /** The file lists as contextfold carries them over. */
+    files: { read: string[]; modified: string[] }
+    /** The facts the next summary must keep (the loss audit's input). */
+    keep: unknown[]
+    /** What the loss audit found: facts kept, restored verbatim, dropped. */
+    audit?: unknown
+    /** The summary is the extractive one (the model call failed or answered badly). */
+    fallback: boolean
+    /** Why the summary fell back. */
+    reason?: string
+    /** The model that wrote the summary. */
+    model?: { providerID: string; modelID: string }
+    /** The protected head (`protectFirstTurns`): entries sent verbatim before the summary. */
+    head?: string[]
+    /** Messages the summary replaces, and contextfold's count of the context after it. */
+    summarized: number
+    tokensAfter?: number
+  }
+}
+
+/** Options of `createPiExtension`. */
+export interface PiExtensionOptions {
+  /**
+   * Who writes the summary: `'model'` (default) is the session's model through pi-ai, `'extractive'`
+   * is contextfold's offline summary, or any contextfold `Summarizer`.
+   */
+  summarizer?: 'model' | 'extractive' | Summarizer
+  /**
+   * pi-ai's `complete` (or `completeSimple`), for pi versions whose model registry cannot stream
+   * (0.73). Default: `@mariozechner/pi-ai`, which pi's extension loader resolves to its own copy.
+   */
+  complete?: PiComplete
+  /** Use contextfold's extractive summary when the summary call fails (default true). */
+  fallback?: boolean
+  /** The loss audit: facts the summary lost are restored verbatim (default true). */
+  audit?: boolean
+  /** Summary template (default `anchored`, pi's own sections). */
+  template?: TemplateName
+  /** Extra instructions for every summary (a manual `/compact <text>` adds its own focus). */
+  instructions?: string
+  /**
+   * Clear old tool output before every model call (the `context` event), with contextfold's prune:
+   * `true` for its defaults, or the prune settings. Default off: pi's session keeps everything.
+   */
+  prune?: boolean | Pick<CompactionConfig, 'pruneProtect' | 'pruneMinimum' | 'protectedTools' | 'pruneDuplicates' | 'pruneRereads' | 'pruneStaleReads'>
+  /**
+   * The session's first turns are never summarized: they are sent verbatim before the summary
+   * (the `context` event puts them back; default 0).
+   */
+  protectFirstTurns?: number
+  /** More compaction settings (tail size, tool output limits...): pi's `keepRecentTokens` and `reserveTokens` are the defaults. */
+  compaction?: CompactionConfig
+  /** Called after each compaction contextfold made, or declined (then pi's own runs). */
+  onCompaction?: (event: PiCompactionEvent) => void
+}
+
+/** What `onCompaction` receives. */
+export interface PiCompactionEvent {
+  status: 'compacted' | 'declined'
+  reason?: 'manual' | 'threshold' | 'overflow'
+  /** For `declined`: why contextfold let pi compact. */
+  why?: string
+  details?: PiCompactionDetails
+  summary?: string
+  firstKeptEntryId?: string
+}
