@@ -1,0 +1,22 @@
+// What the plugin adds to opencode's compaction prompt (`experimental.session.compacting`): the facts
+// contextfold collects from the whole session (latest request, user constraints, the last error,
+// modified files, identifiers), as its loss audit restores them after a summary that left them out.
+import { Session } from '../../native.js'
+import { toMessages, type OpencodeMessage } from './messages.js'
+
+export const FACTS_HEADER = 'Facts contextfold collected from the whole session. Keep each of them, verbatim, in the summary:'
+
+/** The facts of `messages` (the whole session) as one prompt section; undefined when there are none. */
+export function compactionFacts(messages: readonly OpencodeMessage[]): string | undefined {
+  // The window does not matter here: nothing is counted against it, everything is summarized.
+  const session = Session.fromMessages(toMessages(messages), { model: { limit: { context: 0 } } })
+  const last = session.context().at(-1)
+  const plan = last && session.prepareCompaction({ upTo: last.id })
+  if (!plan) return undefined
+  // With an empty summary and nothing kept, the audit restores every fact its budget allows.
+  const section = session.auditCompaction(plan, '').section
+  const lines = section?.split('\n') ?? []
+  const first = lines.findIndex((l) => l.startsWith('- '))
+  if (first < 0) return undefined
+  return [FACTS_HEADER, ...lines.slice(first)].join('\n')
+}
