@@ -42,8 +42,8 @@ export class FakeOpenAI {
   #server: Server | undefined
   #queue: Array<Reply | ((r: Received) => Reply)> = []
   #waiters: Array<(r: Received) => void> = []
-  /** Answer when the script is empty. */
-  fallback: Reply = { text: '## Goal\n- default summary' }
+  /** Answer when the script is empty (a function answers each request). */
+  fallback: Reply | ((r: Received) => Reply) = { text: '## Goal\n- default summary' }
   port = 0
 
   get baseURL(): string {
@@ -109,7 +109,7 @@ export class FakeOpenAI {
         for (const w of waiters) w(received)
         if ('hang' in reply) return
         answered = true
-        if (body.stream === true) stream(res, reply)
+        if (body.stream === true && 'text' in reply) stream(res, reply)
         else send(res, reply)
       })
     })

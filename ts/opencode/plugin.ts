@@ -38,12 +38,14 @@ type Level = 'debug' | 'info' | 'warn' | 'error'
  */
 export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugin {
   return async (input: PluginInput): Promise<Hooks> => {
-    const log = (level: Level, message: string, extra?: Record<string, unknown>): void => {
-      // opencode's log (its log file; stderr with --print-logs). A failed log must not fail the call.
-      input.client.app.log({ body: { service: 'contextfold', level, message, ...(extra ? { extra } : {}) } }).catch(() => {})
-    }
+    // opencode's log file (`service=contextfold`). A failed log must not fail the model call.
+    const log = (level: Level, message: string, extra?: Record<string, unknown>): Promise<void> =>
+      input.client.app.log({ body: { service: 'contextfold', level, message, ...(extra ? { extra } : {}) } }).then(
+        () => {},
+        () => {},
+      )
     if (process.env[OFF_SWITCH] === 'off') {
-      log('info', `contextfold: off (${OFF_SWITCH}=off)`)
+      await log('info', `contextfold: off (${OFF_SWITCH}=off)`)
       return {}
     }
     const fold = {
@@ -54,7 +56,7 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
 
     const history = async (sessionID: string): Promise<OpencodeMessage[] | undefined> => {
       const res = await input.client.session.messages({ path: { id: sessionID } }).catch((e: unknown) => ({ error: e, data: undefined }))
-      if (!res.data) log('warn', `contextfold: could not read session ${sessionID}: ${String(res.error)}`)
+      if (!res.data) await log('warn', `contextfold: could not read session ${sessionID}: ${String(res.error)}`)
       return res.data
     }
 
@@ -62,7 +64,7 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
       'experimental.chat.messages.transform': async (_input, output) => {
         const r = foldToolOutputs(output.messages, fold)
         if (r.pruned > 0 || r.truncated > 0) {
-          log('info', `contextfold: cleared ${r.pruned} old tool outputs (${r.tokensFreed} tokens), cut ${r.truncated} long ones`, { ...r })
+          void log('info', `contextfold: cleared ${r.pruned} old tool outputs (${r.tokensFreed} tokens), cut ${r.truncated} long ones`, { ...r })
         }
       },
       'experimental.session.compacting': async ({ sessionID }, output) => {
@@ -76,7 +78,8 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
         const reason = messages && thrashReason(messages, maxIneffective)
         if (!reason) return
         output.enabled = false
-        log('warn', reason)
+        // Awaited: `opencode run` may exit right after this compaction.
+        await log('warn', reason)
       },
     }
   }
