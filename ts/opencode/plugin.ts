@@ -86,9 +86,9 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
 }
 
 /**
- * The plugin with its defaults (options from opencode's `"plugin": [["...", { ... }]]` entry
- * apply). A file in `.opencode/plugins/` with `export { ContextfoldPlugin } from 'contextfold/opencode'`
- * is the whole setup; `CONTEXTFOLD_OPENCODE=off` turns it off.
+ * The plugin with its defaults (or with the options opencode passes it). A file in
+ * `.opencode/plugins/` with `export { ContextfoldPlugin } from 'contextfold/opencode'` is the whole
+ * setup; `CONTEXTFOLD_OPENCODE=off` turns it off.
  */
 export const ContextfoldPlugin: Plugin = (input: PluginInput, options?: PluginOptions) =>
   createOpencodePlugin((options ?? {}) as OpencodePluginOptions)(input)
