@@ -161,12 +161,9 @@ export function sessionOf(r: Received): string | undefined {
   return Array.isArray(h) ? h[0] : h
 }
 
-/** What kind of call opencode made: a title, a compaction summary, or a step of the agent. */
-export function kindOf(r: Received): 'title' | 'compaction' | 'agent' {
-  const system = r.system
-  if (system.includes('title generator')) return 'title'
-  if (system.includes('context summarization agent')) return 'compaction'
-  return 'agent'
+/** What kind of call opencode made: a compaction summary, or a step of the agent (runs pass `--title`, so no title call). */
+export function kindOf(r: Received): 'compaction' | 'agent' {
+  return r.system.includes('context summarization agent') ? 'compaction' : 'agent'
 }
 
 /** The text of a request's messages, flattened (content may be a string or parts). */
