@@ -38,7 +38,7 @@ type Level = 'debug' | 'info' | 'warn' | 'error'
  */
 export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugin {
   return async (input: PluginInput): Promise<Hooks> => {
-    // opencode's log file (`service=contextfold`). A failed log must not fail the model call.
+    // opencode's log (its log file; stderr with --print-logs). A failed log must not fail the model call.
     const log = (level: Level, message: string, extra?: Record<string, unknown>): Promise<void> =>
       input.client.app.log({ body: { service: 'contextfold', level, message, ...(extra ? { extra } : {}) } }).then(
         () => {},
@@ -54,6 +54,17 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
     }
     const maxIneffective = options.maxIneffective ?? MAX_INEFFECTIVE
 
+    // An error of the plugin is logged and leaves opencode's call as it was: it never stops the agent.
+    const guarded =
+      <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) =>
+      async (...args: A): Promise<void> => {
+        try {
+          await fn(...args)
+        } catch (e) {
+          await log('error', `contextfold: ${hook} failed, left as it was: ${e instanceof Error ? e.message : String(e)}`)
+        }
+      }
+
     const history = async (sessionID: string): Promise<OpencodeMessage[] | undefined> => {
       const res = await input.client.session.messages({ path: { id: sessionID } }).catch((e: unknown) => ({ error: e, data: undefined }))
       if (!res.data) await log('warn', `contextfold: could not read session ${sessionID}: ${String(res.error)}`)
@@ -61,26 +72,26 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
     }
 
     return {
-      'experimental.chat.messages.transform': async (_input, output) => {
+      'experimental.chat.messages.transform': guarded('transform', async (_input: {}, output: { messages: OpencodeMessage[] }) => {
         const r = foldToolOutputs(output.messages, fold)
         if (r.pruned > 0 || r.truncated > 0) {
           void log('info', `contextfold: cleared ${r.pruned} old tool outputs (${r.tokensFreed} tokens), cut ${r.truncated} long ones`, { ...r })
         }
-      },
-      'experimental.session.compacting': async ({ sessionID }, output) => {
+      }),
+      'experimental.session.compacting': guarded('compacting', async ({ sessionID }: { sessionID: string }, output: { context: string[] }) => {
         if (options.facts === false) return
         const messages = await history(sessionID)
         const facts = messages && compactionFacts(messages)
         if (facts) output.context.push(facts)
-      },
-      'experimental.compaction.autocontinue': async ({ sessionID }, output) => {
+      }),
+      'experimental.compaction.autocontinue': guarded('autocontinue', async ({ sessionID }: { sessionID: string }, output: { enabled: boolean }) => {
         const messages = await history(sessionID)
         const reason = messages && thrashReason(messages, maxIneffective)
         if (!reason) return
         output.enabled = false
         // Awaited: `opencode run` may exit right after this compaction.
         await log('warn', reason)
-      },
+      }),
     }
   }
 }
