@@ -2,7 +2,7 @@
 // from the npm registry into .cache/ (kept between runs), run headless (`opencode run`) in a temp
 // project whose HOME and XDG dirs are temp dirs too, against a fake OpenAI-compatible server.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -90,6 +90,7 @@ export function removeProject(project: string): void {
 
 export interface RunResult {
   code: number | null
+  /** Standard output (read from `stdoutFile` when one was given). */
   stdout: string
   stderr: string
   /** The process was killed by `stopWhen` (or the guard timeout), not ended by itself. */
@@ -122,14 +123,17 @@ function isolatedEnv(project: string, extra: Record<string, string>): Record<str
 export function runOpencode(
   project: string,
   args: string[],
-  opts: { env?: Record<string, string>; onStart?: (pid: number) => void; stopWhen?: () => boolean; guardMs?: number } = {},
+  opts: { env?: Record<string, string>; onStart?: (pid: number) => void; stopWhen?: () => boolean; guardMs?: number; stdoutFile?: string } = {},
 ): Promise<RunResult> {
-  const child = spawn(opencodeBinary(), args, { cwd: project, env: isolatedEnv(project, opts.env ?? {}), detached: true, stdio: ['ignore', 'pipe', 'pipe'] })
+  // A large output written to a pipe is cut off when opencode exits; a file gets all of it.
+  const out = opts.stdoutFile === undefined ? 'pipe' : openSync(opts.stdoutFile, 'w')
+  const child = spawn(opencodeBinary(), args, { cwd: project, env: isolatedEnv(project, opts.env ?? {}), detached: true, stdio: ['ignore', out, 'pipe'] })
+  if (typeof out === 'number') closeSync(out)
   opts.onStart?.(child.pid!)
   let stdout = ''
   let stderr = ''
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString('utf8')))
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')))
   let killed = false
   const killGroup = () => {
     try {
@@ -150,7 +154,7 @@ export function runOpencode(
       clearTimeout(guard)
       if (poll) clearInterval(poll)
       killGroup() // children it left (tool processes) go with it
-      resolve({ code, stdout, stderr, killed })
+      resolve({ code, stdout: opts.stdoutFile === undefined ? stdout : readFileSync(opts.stdoutFile, 'utf8'), stderr, killed })
     })
   })
 }

@@ -2,7 +2,7 @@
 // .cache/) runs `opencode run` in a temp project whose only setup is the one-line plugin file, against
 // a fake OpenAI-compatible server on 127.0.0.1 that plays the model (tool calls, usage reports).
 // Each test compares with the same run with the plugin turned off (CONTEXTFOLD_OPENCODE=off).
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { FACTS_HEADER } from '../dist/opencode/index.js'
@@ -134,7 +134,7 @@ describe(`contextfold/opencode in opencode ${OPENCODE_VERSION}`, { timeout: 300_
 
     // Reversible: what opencode stored is whole (the plugin changed only what one call sent).
     const id = sessionOf(lastOn)!
-    const exported = await runOpencode(project, ['export', id], { env: OFF })
+    const exported = await runOpencode(project, ['export', id], { env: OFF, stdoutFile: join(dirname(project), 'export.json') })
     const stored = (JSON.parse(exported.stdout) as { messages: Array<{ parts: Array<{ callID?: string; state?: { output?: string; time?: { compacted?: number } } }> }> }).messages
       .flatMap((m) => m.parts)
       .filter((p) => p.callID?.startsWith('read_'))
