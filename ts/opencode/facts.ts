@@ -4,6 +4,7 @@
 import { Session } from '../../native.js'
 import { toMessages, type OpencodeMessage, type OpencodePart } from './messages.js'
 
+/** The first line of the facts section the plugin adds to opencode's compaction prompt. */
 export const FACTS_HEADER = 'Facts contextfold collected from the whole session. Keep each of them, verbatim, in the summary:'
 
 /**

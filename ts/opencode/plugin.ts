@@ -7,6 +7,7 @@ import { compactionFacts } from './facts.js'
 import type { OpencodeMessage } from './messages.js'
 import { DEFAULT_PRUNE, foldToolOutputs, type PruneOptions } from './transform.js'
 
+/** Options of `createOpencodePlugin` (and of `ContextfoldPlugin`, when opencode passes options). */
 export interface OpencodePluginOptions {
   /**
    * contextfold's prune settings for the messages of every model call (opencode's age rule:

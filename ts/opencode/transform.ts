@@ -15,6 +15,7 @@ export type PruneOptions = Pick<
 /** Besides opencode's age rule: identical outputs, re-reads of the same content and reads of files modified since. */
 export const DEFAULT_PRUNE: PruneOptions = { pruneDuplicates: true, pruneRereads: true, pruneStaleReads: true }
 
+/** What `foldToolOutputs` applies: prune settings (or `false`) and the truncation limit in characters (or `false`). */
 export interface FoldOptions {
   prune: PruneOptions | false
   toolOutputMaxChars: number | false
