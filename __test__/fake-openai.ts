@@ -1,4 +1,5 @@
-// A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions protocol, with scripted answers.
+// A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions protocol, with scripted answers
+// (as one JSON body, or as server-sent events when the request asks for `stream: true`).
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 
@@ -8,7 +9,7 @@ export interface Received {
   headers: IncomingHttpHeaders
   body: {
     model: string
-    messages: Array<{ role: string; content: string }>
+    messages: Array<{ role: string; content: string; tool_calls?: Array<{ id: string }>; tool_call_id?: string }>
     max_tokens?: number
     max_completion_tokens?: number
     [key: string]: unknown
@@ -22,20 +23,27 @@ export interface Received {
 }
 
 export type Reply =
-  /** A completion with this text. */
-  | { text: string; finish?: string; usage?: Record<string, unknown>; model?: string }
+  /** A completion with this text (and tool calls: the finish reason is then `tool_calls` unless given). */
+  | { text: string; finish?: string; usage?: Record<string, unknown>; model?: string; toolCalls?: ToolCall[] }
   /** An HTTP error (a JSON body is sent as JSON). */
   | { status: number; body: unknown }
   /** Never answers (until the client goes away). */
   | { hang: true }
+
+/** A tool call the fake model makes; `arguments` is sent as JSON. */
+export interface ToolCall {
+  id: string
+  name: string
+  arguments: unknown
+}
 
 export class FakeOpenAI {
   readonly requests: Received[] = []
   #server: Server | undefined
   #queue: Array<Reply | ((r: Received) => Reply)> = []
   #waiters: Array<(r: Received) => void> = []
-  /** Answer when the script is empty. */
-  fallback: Reply = { text: '## Goal\n- default summary' }
+  /** Answer when the script is empty (a function answers each request). */
+  fallback: Reply | ((r: Received) => Reply) = { text: '## Goal\n- default summary' }
   port = 0
 
   get baseURL(): string {
@@ -101,7 +109,8 @@ export class FakeOpenAI {
         for (const w of waiters) w(received)
         if ('hang' in reply) return
         answered = true
-        send(res, reply)
+        if (body.stream === true && 'text' in reply) stream(res, reply)
+        else send(res, reply)
       })
     })
     await new Promise<void>((resolve) => this.#server!.listen(0, '127.0.0.1', resolve))
@@ -123,16 +132,40 @@ function send(res: ServerResponse, reply: Exclude<Reply, { hang: true }>): void 
     res.end(json ? JSON.stringify(reply.body) : reply.body)
     return
   }
+  const toolCalls = reply.toolCalls?.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }))
   const payload = {
     id: 'chatcmpl-test',
     object: 'chat.completion',
     created: 0,
     model: reply.model ?? 'fake-model',
-    choices: [{ index: 0, message: { role: 'assistant', content: reply.text }, finish_reason: reply.finish ?? 'stop' }],
-    usage: reply.usage ?? { prompt_tokens: 1234, completion_tokens: 56, total_tokens: 1290 },
+    choices: [{ index: 0, message: { role: 'assistant', content: reply.text, tool_calls: toolCalls }, finish_reason: finishOf(reply) }],
+    usage: reply.usage ?? DEFAULT_USAGE,
   }
   res.writeHead(200, { 'content-type': 'application/json' })
   res.end(JSON.stringify(payload))
+}
+
+const DEFAULT_USAGE = { prompt_tokens: 1234, completion_tokens: 56, total_tokens: 1290 }
+
+function finishOf(reply: { finish?: string; toolCalls?: ToolCall[] }): string {
+  return reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop')
+}
+
+/** The same answer as chunks: the text, each tool call, the finish reason, then the usage (as `stream_options.include_usage` asks). */
+function stream(res: ServerResponse, reply: Extract<Reply, { text: string }>): void {
+  const model = reply.model ?? 'fake-model'
+  const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) =>
+    `data: ${JSON.stringify({ id: 'chatcmpl-test', object: 'chat.completion.chunk', created: 0, model, choices, ...extra })}\n\n`
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  res.write(chunk([{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }]))
+  if (reply.text) res.write(chunk([{ index: 0, delta: { content: reply.text }, finish_reason: null }]))
+  reply.toolCalls?.forEach((c, index) => {
+    const call = { index, id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }
+    res.write(chunk([{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }]))
+  })
+  res.write(chunk([{ index: 0, delta: {}, finish_reason: finishOf(reply) }]))
+  res.write(chunk([], { usage: reply.usage ?? DEFAULT_USAGE }))
+  res.end('data: [DONE]\n\n')
 }
 
 /** The lines of `text` that are exactly `line`. */

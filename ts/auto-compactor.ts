@@ -20,6 +20,9 @@ export interface AutoCompactorEvents {
 }
 
 export type AutoCompactorEvent = keyof AutoCompactorEvents
+
+/** Default `maxIneffective`: ineffective compactions in a row that trip the breaker. */
+export const MAX_INEFFECTIVE = 2
 export type AutoCompactorListener<K extends AutoCompactorEvent> = (event: AutoCompactorEvents[K]) => void
 
 export interface AutoCompactorOptions
@@ -272,7 +275,7 @@ export class AutoCompactor {
         this.#failures = 0
         if (this.#due(out.usage)) {
           this.#ineffective++
-          const max = this.#options.maxIneffective ?? 2
+          const max = this.#options.maxIneffective ?? MAX_INEFFECTIVE
           if (this.#ineffective >= max) {
             this.#trip(
               'thrash',
@@ -284,7 +287,7 @@ export class AutoCompactor {
       } else if (result.status === 'skipped' && result.code === 'CF_NOT_SMALLER') {
         // Nothing left to shrink: counted like a compaction that left the context over the limit.
         this.#ineffective++
-        if (this.#ineffective >= (this.#options.maxIneffective ?? 2)) {
+        if (this.#ineffective >= (this.#options.maxIneffective ?? MAX_INEFFECTIVE)) {
           this.#trip('thrash', `${this.#ineffective} compactions in a row could not shrink the context (${result.reason}): automatic compaction stopped`)
         }
       } else if (result.status === 'failed') {

@@ -1,0 +1,106 @@
+// The opencode plugin: prune and truncate old tool output before every model call, give opencode's
+// compaction call contextfold's facts, and stop the compact → continue → compact loop.
+import type { Hooks, Plugin, PluginInput, PluginOptions } from '@opencode-ai/plugin'
+import { MAX_INEFFECTIVE } from '../auto-compactor.js'
+import { thrashReason } from './breaker.js'
+import { compactionFacts } from './facts.js'
+import type { OpencodeMessage } from './messages.js'
+import { DEFAULT_PRUNE, foldToolOutputs, type PruneOptions } from './transform.js'
+
+/** Options of `createOpencodePlugin` (and of `ContextfoldPlugin`, when opencode passes options). */
+export interface OpencodePluginOptions {
+  /**
+   * contextfold's prune settings for the messages of every model call (opencode's age rule:
+   * `pruneProtect` 40000, `pruneMinimum` 20000; plus duplicates, re-reads and stale reads by
+   * default). `false`: no pruning.
+   */
+  prune?: PruneOptions | false
+  /** Old tool outputs longer than this many characters keep their head and tail (default 20000); `false`: off. */
+  toolOutputMaxChars?: number | false
+  /** Add contextfold's facts to opencode's compaction prompt (default true). */
+  facts?: boolean
+  /**
+   * Compactions in a row that leave the context over the limit before auto-continue is turned off
+   * (default 2, the AutoCompactor's `maxIneffective`).
+   */
+  maxIneffective?: number
+}
+
+/** The environment variable that turns the plugin off: `CONTEXTFOLD_OPENCODE=off`. */
+export const OFF_SWITCH = 'CONTEXTFOLD_OPENCODE'
+
+const DEFAULT_TOOL_OUTPUT_MAX_CHARS = 20_000
+
+type Level = 'debug' | 'info' | 'warn' | 'error'
+
+/**
+ * An opencode `Plugin` with these options. Put it in `.opencode/plugins/` as an export of its own
+ * (`export const Contextfold = createOpencodePlugin({ ... })`): opencode calls every exported function.
+ */
+export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugin {
+  return async (input: PluginInput): Promise<Hooks> => {
+    // opencode's log (its log file; stderr with --print-logs). A failed log must not fail the model call.
+    const log = (level: Level, message: string, extra?: Record<string, unknown>): Promise<void> =>
+      input.client.app.log({ body: { service: 'contextfold', level, message, ...(extra ? { extra } : {}) } }).then(
+        () => {},
+        () => {},
+      )
+    if (process.env[OFF_SWITCH] === 'off') {
+      await log('info', `contextfold: off (${OFF_SWITCH}=off)`)
+      return {}
+    }
+    const fold = {
+      prune: options.prune === false ? (false as const) : { ...DEFAULT_PRUNE, ...options.prune },
+      toolOutputMaxChars: options.toolOutputMaxChars ?? DEFAULT_TOOL_OUTPUT_MAX_CHARS,
+    }
+    const maxIneffective = options.maxIneffective ?? MAX_INEFFECTIVE
+
+    // An error of the plugin is logged and leaves opencode's call as it was: it never stops the agent.
+    const guarded =
+      <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) =>
+      async (...args: A): Promise<void> => {
+        try {
+          await fn(...args)
+        } catch (e) {
+          await log('error', `contextfold: ${hook} failed, left as it was: ${e instanceof Error ? e.message : String(e)}`)
+        }
+      }
+
+    const history = async (sessionID: string): Promise<OpencodeMessage[] | undefined> => {
+      const res = await input.client.session.messages({ path: { id: sessionID } }).catch((e: unknown) => ({ error: e, data: undefined }))
+      if (!res.data) await log('warn', `contextfold: could not read session ${sessionID}: ${String(res.error)}`)
+      return res.data
+    }
+
+    return {
+      'experimental.chat.messages.transform': guarded('transform', async (_input: {}, output: { messages: OpencodeMessage[] }) => {
+        const r = foldToolOutputs(output.messages, fold)
+        if (r.pruned > 0 || r.truncated > 0) {
+          void log('info', `contextfold: cleared ${r.pruned} old tool outputs (${r.tokensFreed} tokens), cut ${r.truncated} long ones`, { ...r })
+        }
+      }),
+      'experimental.session.compacting': guarded('compacting', async ({ sessionID }: { sessionID: string }, output: { context: string[] }) => {
+        if (options.facts === false) return
+        const messages = await history(sessionID)
+        const facts = messages && compactionFacts(messages)
+        if (facts) output.context.push(facts)
+      }),
+      'experimental.compaction.autocontinue': guarded('autocontinue', async ({ sessionID }: { sessionID: string }, output: { enabled: boolean }) => {
+        const messages = await history(sessionID)
+        const reason = messages && thrashReason(messages, maxIneffective)
+        if (!reason) return
+        output.enabled = false
+        // Awaited: `opencode run` may exit right after this compaction.
+        await log('warn', reason)
+      }),
+    }
+  }
+}
+
+/**
+ * The plugin with its defaults (or with the options opencode passes it). A file in
+ * `.opencode/plugins/` with `export { ContextfoldPlugin } from 'contextfold/opencode'` is the whole
+ * setup; `CONTEXTFOLD_OPENCODE=off` turns it off.
+ */
+export const ContextfoldPlugin: Plugin = (input: PluginInput, options?: PluginOptions) =>
+  createOpencodePlugin((options ?? {}) as OpencodePluginOptions)(input)
