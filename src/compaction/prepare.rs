@@ -73,31 +73,39 @@ pub struct CompactionPlan {
     pub redacted: u64,
 }
 
-/// Replaces secrets in everything of `plan` a summarizer reads or a summary may quote.
-fn redact_plan(plan: &mut CompactionPlan) {
+/// Replaces secrets in `texts`, returning how many were replaced.
+fn redact_all<'a>(texts: impl Iterator<Item = &'a mut String>) -> u64 {
     let mut n = 0u64;
-    let mut fix = |s: &mut String| {
+    for s in texts {
         let (out, k) = redact(s);
         if k > 0 {
             n += k as u64;
             *s = out.into_owned();
         }
-    };
-    plan.transcript.iter_mut().chain(plan.turn_prefix.iter_mut()).for_each(&mut fix);
-    if let Some(p) = plan.previous_summary.as_mut() {
-        fix(p);
     }
+    n
+}
+
+/// Replaces secrets in everything of `plan` a summarizer reads or a summary may quote, except the
+/// transcript blocks (redacted as they are made).
+fn redact_plan(plan: &mut CompactionPlan) -> u64 {
     let f = &mut plan.facts;
-    f.user_messages.iter_mut().chain(f.commands.iter_mut()).chain(f.errors.iter_mut()).for_each(&mut fix);
-    f.open_tool_calls.iter_mut().chain(f.constraints.iter_mut()).chain(f.identifiers.iter_mut()).for_each(&mut fix);
-    f.decisions.iter_mut().for_each(&mut fix);
-    f.command_groups.iter_mut().for_each(|g| fix(&mut g.last));
-    [&mut f.last_assistant_text, &mut f.latest_request].into_iter().flatten().for_each(&mut fix);
-    if let Some(e) = f.last_error.as_mut() {
-        fix(&mut e.text);
-    }
-    plan.keep.iter_mut().for_each(|k| fix(&mut k.text));
-    plan.redacted = n;
+    let texts = plan
+        .previous_summary
+        .iter_mut()
+        .chain(f.user_messages.iter_mut())
+        .chain(f.commands.iter_mut())
+        .chain(f.errors.iter_mut())
+        .chain(f.open_tool_calls.iter_mut())
+        .chain(f.constraints.iter_mut())
+        .chain(f.identifiers.iter_mut())
+        .chain(f.decisions.iter_mut())
+        .chain(f.command_groups.iter_mut().map(|g| &mut g.last))
+        .chain(f.last_assistant_text.iter_mut())
+        .chain(f.latest_request.iter_mut())
+        .chain(f.last_error.iter_mut().map(|e| &mut e.text))
+        .chain(plan.keep.iter_mut().map(|k| &mut k.text));
+    redact_all(texts)
 }
 
 /// How many leading context messages are protected: system messages (unless disabled) and the
@@ -157,7 +165,7 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
                 let seq: Vec<_> = order[protected..].iter().map(|&i| &entries[i]).collect();
                 let cfg = &h.options().compaction;
                 let budget = policy::preserve_recent_budget(&h.options().model, cfg);
-                protected + policy::select(&seq, budget, cfg.tail_turns).head_end
+                protected + policy::select(&seq[..], budget, cfg.tail_turns).head_end
             }
         };
         (protected, end, hidden_from)
@@ -172,13 +180,47 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
     let turn_start = (tail_start_id.is_some() && !at(end).msg.is_user())
         .then(|| (start..end).rev().find(|&k| at(k).msg.is_user() && at(k).msg.compaction().is_none()))
         .flatten();
-    let blocks = |range: std::ops::Range<usize>| -> Vec<String> {
-        range.filter_map(|k| serialize_message(&at(k).msg)).collect()
-    };
-    let (transcript, turn_prefix) = match turn_start {
-        Some(t) => (blocks(start..t), blocks(t..end)),
-        None => (blocks(start..end), Vec::new()),
-    };
+    let redact = h.options().compaction.redact_secrets;
+    // The transcript (most of the work: every summarized message written out, and searched for
+    // secrets) is made on a second core while this one collects the facts.
+    std::thread::scope(|scope| {
+        let serialized = scope.spawn(|| {
+            let blocks = |range: std::ops::Range<usize>| -> Vec<String> {
+                range.filter_map(|k| serialize_message(&at(k).msg)).collect()
+            };
+            let (mut transcript, mut turn_prefix) = match turn_start {
+                Some(t) => (blocks(start..t), blocks(t..end)),
+                None => (blocks(start..end), Vec::new()),
+            };
+            let redacted = if redact { redact_all(transcript.iter_mut().chain(turn_prefix.iter_mut())) } else { 0 };
+            (transcript, turn_prefix, redacted)
+        });
+        let mut plan = plan_without_transcript(h, &order, &summarized, start, end, opts);
+        if redact {
+            plan.redacted = redact_plan(&mut plan);
+        }
+        let (transcript, turn_prefix, redacted) =
+            serialized.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        plan.transcript = transcript;
+        plan.turn_prefix = turn_prefix;
+        plan.redacted += redacted;
+        plan.tail_start_id = tail_start_id;
+        plan.hidden_from_id = hidden_from;
+        Ok(Some(plan))
+    })
+}
+
+/// Everything of the plan but the transcript: files, facts, what the summary must keep, sizes.
+fn plan_without_transcript(
+    h: &History,
+    order: &[usize],
+    summarized: &[&Message],
+    start: usize,
+    end: usize,
+    opts: &PrepareOptions,
+) -> CompactionPlan {
+    let entries = h.entries();
+    let at = |k: usize| &entries[order[k]];
 
     // The newest summary among what is summarized is updated in place; its files carry over.
     let previous = summarized.iter().rev().find(|m| m.is_completed_summary());
@@ -213,12 +255,12 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
         .map(|&i| &entries[i].msg)
         .find(|m| m.is_user() && m.compaction().is_none())
         .map(|m| m.id.clone());
-    let mut plan = CompactionPlan {
+    CompactionPlan {
         summarized_ids: summarized.iter().map(|m| m.id.clone()).collect(),
-        transcript,
-        turn_prefix,
-        tail_start_id,
-        hidden_from_id: hidden_from,
+        transcript: Vec::new(),
+        turn_prefix: Vec::new(),
+        tail_start_id: None,
+        hidden_from_id: None,
         previous_summary: previous.map(|s| summary_text(s)),
         read_files,
         modified_files,
@@ -231,11 +273,7 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
         overflow: opts.overflow,
         last_user_id,
         redacted: 0,
-    };
-    if h.options().compaction.redact_secrets {
-        redact_plan(&mut plan);
     }
-    Ok(Some(plan))
 }
 
 /// The text of a summary message.

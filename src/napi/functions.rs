@@ -106,7 +106,7 @@ pub fn select(
         let entries: Vec<&crate::tokens::Entry> = h.entries().iter().collect();
         let opts = h.options();
         let budget = policy::preserve_recent_budget(&opts.model, &opts.compaction);
-        Ok(policy::select(&entries, budget, opts.compaction.tail_turns).into())
+        Ok(policy::select(&entries[..], budget, opts.compaction.tail_turns).into())
     })
 }
 
@@ -133,7 +133,7 @@ pub fn split_turn(
             )));
         }
         let budget = if budget.is_finite() && budget > 0.0 { budget as u64 } else { 0 };
-        Ok(policy::split_turn(&entries, &turn, budget)
+        Ok(policy::split_turn(&entries[..], &turn, budget)
             .map(|s| TailStart { start: s as u32, id: entries[s].msg.id.clone() }))
     })
 }

@@ -182,13 +182,32 @@ pub fn messages_to_js<'env, 'm, T: Serialize>(
     let (count, bytes, binary) = messages.into_iter().fold((0, 0, false), |(n, b, bin), m| {
         (n + 1, b + m.payload_len(), bin || m.extra.contains_key(crate::message::AI_SDK_LAYOUT))
     });
-    if !binary && (count == 0 || bytes < BUILD_MIN_AVERAGE * count) {
+    if binary {
+        return build(env, value);
+    }
+    texts_to_js(env, value, count, bytes)
+}
+
+/// `to_js` for a value whose `count` texts carry `bytes` in all: built in place when they are long.
+pub fn texts_to_js<'env, T: Serialize>(env: &'env Env, value: &T, count: usize, bytes: usize) -> Result<Unknown<'env>> {
+    if count == 0 || bytes < BUILD_MIN_AVERAGE * count {
         return to_js(env, value);
     }
+    build(env, value)
+}
+
+fn build<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
     let raw = super::to_js::build(env.raw(), value)
         .map_err(|e| CfError::new(Code::Internal, format!("handing a value to JS: {e}")))?;
     // SAFETY: `raw` was just created in `env`'s current scope.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
+}
+
+/// A compaction plan: its transcript blocks are most of it.
+pub fn plan_to_js<'env>(env: &'env Env, plan: &crate::compaction::CompactionPlan) -> Result<Unknown<'env>> {
+    let blocks = plan.transcript.iter().chain(&plan.turn_prefix);
+    let (count, bytes) = blocks.fold((0, 0), |(n, b), t| (n + 1, b + t.len()));
+    texts_to_js(env, plan, count, bytes)
 }
 
 pub fn undefined(env: &Env) -> Result<Unknown<'_>> {

@@ -28,12 +28,7 @@ pub fn preserve_recent_budget(model: &ModelInfo, cfg: &CompactionConfig) -> u64 
 
 /// A turn starts at each user message that is not a compaction request.
 pub fn turns(seq: &[&Entry]) -> Vec<Turn> {
-    let starts: Vec<usize> = seq
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.msg.is_user() && e.msg.compaction().is_none())
-        .map(|(i, _)| i)
-        .collect();
+    let starts: Vec<usize> = seq.iter().enumerate().filter(|(_, e)| is_turn_start(e)).map(|(i, _)| i).collect();
     starts
         .iter()
         .enumerate()
@@ -45,8 +40,36 @@ pub fn turns(seq: &[&Entry]) -> Vec<Turn> {
         .collect()
 }
 
-fn size(seq: &[&Entry]) -> u64 {
-    seq.iter().map(|e| e.tokens).sum()
+/// Entries in context order, by index: a slice, or a session's view read in place. The per-turn
+/// queries walk it from the newest end and stop at the tail, so they cost what the tail costs.
+pub trait Seq<'a> {
+    fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    fn at(&self, k: usize) -> &'a Entry;
+    /// Tokens of `[a, b)`.
+    fn tokens(&self, a: usize, b: usize) -> u64 {
+        (a..b).map(|k| self.at(k).tokens).sum()
+    }
+    /// The newest turn start (see `is_turn_start`) before `end`.
+    fn turn_start_before(&self, end: usize) -> Option<usize> {
+        (0..end).rev().find(|&k| is_turn_start(self.at(k)))
+    }
+}
+
+impl<'a> Seq<'a> for [&'a Entry] {
+    fn len(&self) -> usize {
+        <[&Entry]>::len(self)
+    }
+    fn at(&self, k: usize) -> &'a Entry {
+        self[k]
+    }
+}
+
+/// A turn starts at each user message that is not a compaction request.
+pub fn is_turn_start(e: &Entry) -> bool {
+    e.msg.is_user() && e.msg.compaction().is_none()
 }
 
 /// A tail may start on a user or assistant message that is not part of a compaction and not an
@@ -57,55 +80,66 @@ pub fn can_start_tail(e: &Entry) -> bool {
 }
 
 /// The largest suffix of `turn` that fits `budget`, starting after the turn's first message.
-pub fn split_turn(seq: &[&Entry], turn: &Turn, budget: u64) -> Option<usize> {
+/// Walks back from the turn's end only as far as the budget reaches.
+pub fn split_turn<'a, S: Seq<'a> + ?Sized>(seq: &S, turn: &Turn, budget: u64) -> Option<usize> {
     if budget == 0 || turn.end - turn.start < 2 {
         return None;
     }
-    let mut suffix = size(&seq[turn.start + 1..turn.end]);
-    for (s, e) in seq.iter().enumerate().take(turn.end).skip(turn.start + 1) {
-        if suffix <= budget && can_start_tail(e) {
-            return Some(s);
+    let mut suffix = 0u64;
+    let mut best = None;
+    for s in (turn.start + 1..turn.end).rev() {
+        let e = seq.at(s);
+        suffix += e.tokens;
+        if suffix > budget {
+            break;
         }
-        suffix -= e.tokens;
+        if can_start_tail(e) {
+            best = Some(s);
+        }
     }
-    None
+    best
 }
 
-pub fn select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Selection {
+/// The verbatim tail: whole turns from the newest back while they fit `budget` (at most
+/// `tail_turns` of them), then the largest suffix of the next turn that fits.
+pub fn select<'a, S: Seq<'a> + ?Sized>(seq: &S, budget: u64, tail_turns: Option<i64>) -> Selection {
     let everything = Selection { head_end: seq.len(), tail_start_id: None, tail_tokens: 0 };
     if tail_turns.is_some_and(|t| t <= 0) {
         return everything;
     }
-    let mut all = turns(seq);
-    // Messages before the first user request (an agent loop going on after a summary hid its
-    // request, a transcript that starts mid-turn) are a turn of their own: the tail may keep their
-    // newest part.
-    let first = all.first().map_or(seq.len(), |t| t.start);
-    if let Some(start) = (0..first).find(|&i| can_start_tail(seq[i])) {
-        all.insert(0, Turn { start, end: first, id: seq[start].msg.id.clone() });
-    }
-    let recent = match tail_turns {
-        Some(t) => &all[all.len().saturating_sub(t as usize)..],
-        None => &all[..],
-    };
+    let max_turns = tail_turns.map_or(usize::MAX, |t| t as usize);
     let mut total = 0u64;
     let mut keep: Option<usize> = None;
-    for turn in recent.iter().rev() {
-        let turn_size = size(&seq[turn.start..turn.end]);
+    let mut end = seq.len();
+    let mut taken = 0usize;
+    while taken < max_turns && end > 0 {
+        let turn = match seq.turn_start_before(end) {
+            Some(start) => Turn { start, end, id: String::new() },
+            // Messages before the first user request (an agent loop going on after a summary hid
+            // its request, a transcript that starts mid-turn) are a turn of their own: the tail
+            // may keep their newest part.
+            None => match (0..end).find(|&k| can_start_tail(seq.at(k))) {
+                Some(start) => Turn { start, end, id: String::new() },
+                None => break,
+            },
+        };
+        taken += 1;
+        let turn_size = seq.tokens(turn.start, turn.end);
         if total + turn_size <= budget {
             total += turn_size;
             keep = Some(turn.start);
+            end = turn.start;
             continue;
         }
-        if let Some(s) = split_turn(seq, turn, budget - total) {
-            total += size(&seq[s..turn.end]);
+        if let Some(s) = split_turn(seq, &turn, budget - total) {
+            total += seq.tokens(s, turn.end);
             keep = Some(s);
         }
         break;
     }
     match keep {
         Some(start) if start > 0 => {
-            Selection { head_end: start, tail_start_id: Some(seq[start].msg.id.clone()), tail_tokens: total }
+            Selection { head_end: start, tail_start_id: Some(seq.at(start).msg.id.clone()), tail_tokens: total }
         }
         _ => everything,
     }

@@ -1,54 +1,73 @@
-//! Prefix sums with O(log n) point updates: message token totals by position.
+//! Prefix sums with O(log n) point updates, by position: message token totals, and the context's
+//! tokens by kind (`Breakdown`).
 
-#[derive(Clone, Debug, Default)]
-pub struct Fenwick {
-    tree: Vec<i64>,
+/// A value prefix sums are kept of. Arithmetic wraps: a node may go through negative partial sums
+/// while every range of real values stays non-negative.
+pub trait Summable: Copy + Default {
+    fn plus(self, other: Self) -> Self;
+    fn minus(self, other: Self) -> Self;
 }
 
-impl Fenwick {
-    pub fn from_values(values: impl Iterator<Item = u64>) -> Fenwick {
-        let mut tree: Vec<i64> = values.map(|v| v as i64).collect();
+impl Summable for u64 {
+    fn plus(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+    fn minus(self, other: Self) -> Self {
+        self.wrapping_sub(other)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Fenwick<T = u64> {
+    tree: Vec<T>,
+}
+
+impl<T: Summable> Fenwick<T> {
+    pub fn from_values(values: impl Iterator<Item = T>) -> Fenwick<T> {
+        let mut tree: Vec<T> = values.collect();
         for i in 0..tree.len() {
             let parent = i | (i + 1);
             if parent < tree.len() {
-                tree[parent] += tree[i];
+                tree[parent] = tree[parent].plus(tree[i]);
             }
         }
         Fenwick { tree }
     }
 
-    pub fn push(&mut self, value: u64) {
+    pub fn push(&mut self, value: T) {
         // Node i covers [i & (i + 1), i]: its value plus the positions below it in that range.
         let i = self.tree.len();
         let low = i & (i + 1);
-        let node = value as i64 + self.prefix_i(i) - self.prefix_i(low);
+        let node = value.plus(self.prefix(i)).minus(self.prefix(low));
         self.tree.push(node);
     }
 
-    fn prefix_i(&self, end: usize) -> i64 {
-        let mut sum = 0;
+    fn prefix(&self, end: usize) -> T {
+        let mut sum = T::default();
         let mut i = end;
         while i > 0 {
-            sum += self.tree[i - 1];
+            sum = sum.plus(self.tree[i - 1]);
             i &= i - 1;
         }
         sum
     }
 
-    pub fn add(&mut self, i: usize, delta: i64) {
+    /// Position `i` changes from `old` to `new`.
+    pub fn replace(&mut self, i: usize, old: T, new: T) {
+        let delta = new.minus(old);
         let mut j = i;
         while j < self.tree.len() {
-            self.tree[j] += delta;
+            self.tree[j] = self.tree[j].plus(delta);
             j |= j + 1;
         }
     }
 
     /// Sum of positions [start, end).
-    pub fn range(&self, start: usize, end: usize) -> u64 {
+    pub fn range(&self, start: usize, end: usize) -> T {
         if start >= end {
-            return 0;
+            return T::default();
         }
-        (self.prefix_i(end) - self.prefix_i(start)).max(0) as u64
+        self.prefix(end).minus(self.prefix(start))
     }
 }
 
@@ -63,9 +82,9 @@ mod tests {
         for v in &values[20..] {
             f.push(*v);
         }
-        f.add(5, 3);
+        f.replace(5, values[5], values[5] + 3);
         values[5] += 3;
-        f.add(36, -2);
+        f.replace(36, values[36], values[36] - 2);
         values[36] -= 2;
         for a in 0..=values.len() {
             for b in a..=values.len() {

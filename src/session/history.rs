@@ -4,6 +4,8 @@ use super::fenwick::Fenwick;
 use super::pins::{new_pin_id, pins_of, readable_text, Pin};
 use super::prunes::Prunes;
 use super::usage::Calibration;
+use super::visible::Visible;
+use super::Breakdown;
 use super::{ContextUsage, SessionOptions, Source};
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
@@ -21,6 +23,8 @@ pub struct History {
     entries: Vec<Entry>,
     index: HashMap<String, usize>,
     sums: Fenwick,
+    /// Prefix sums of each message's tokens by kind (`breakdown`).
+    kinds: Fenwick<Breakdown>,
     view: View,
     /// Where the view's computation starts (a history loaded from the part of a file its context
     /// needs starts from the state the file recorded).
@@ -33,6 +37,8 @@ pub struct History {
     /// strictly increasing, so a prune is always ordered after the usage it corrects.
     clock: f64,
     pins: Vec<Pin>,
+    /// Positions of the entries that start a turn (`policy::is_turn_start`), ascending.
+    turn_starts: Vec<usize>,
     /// How far the AI SDK ModelMessages taken so far go (`append_model_messages`).
     pub(super) model_cursor: super::ModelCursor,
     /// Tokens the provider receives besides the messages: the system prompt and the tool
@@ -55,6 +61,7 @@ impl History {
             entries: Vec::new(),
             index: HashMap::new(),
             sums: Fenwick::default(),
+            kinds: Fenwick::default(),
             view: View::default(),
             base: Base::default(),
             last_usage: None,
@@ -62,6 +69,7 @@ impl History {
             calibration: Calibration::default(),
             clock: 0.0,
             pins: Vec::new(),
+            turn_starts: Vec::new(),
             model_cursor: Default::default(),
             overhead: 0,
         })
@@ -161,6 +169,8 @@ impl History {
         h.clock = h.clock.max(h.prunes.latest());
         h.index = index;
         h.sums = Fenwick::from_values(h.entries.iter().map(|e| e.tokens));
+        h.kinds = Fenwick::from_values(h.entries.iter().map(Breakdown::of));
+        h.turn_starts = turn_starts(&h.entries);
         h.pins = pins_of(h.entries.iter().map(|e| &e.msg));
         h.refresh_view();
         Ok(h)
@@ -277,6 +287,10 @@ impl History {
         let i = self.entries.len();
         self.index.insert(entry.msg.id.clone(), i);
         self.sums.push(entry.tokens);
+        self.kinds.push(Breakdown::of(&entry));
+        if policy::is_turn_start(&entry) {
+            self.turn_starts.push(i);
+        }
         let changes_view = entry.msg.is_completed_summary();
         let trusted = entry.msg.trusted_usage().is_some();
         self.entries.push(entry);
@@ -301,7 +315,11 @@ impl History {
         let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
         entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
         let old = std::mem::replace(&mut self.entries[i], entry);
-        self.sums.add(i, self.entries[i].tokens as i64 - old.tokens as i64);
+        self.sums.replace(i, old.tokens, self.entries[i].tokens);
+        self.kinds.replace(i, Breakdown::of(&old), Breakdown::of(&self.entries[i]));
+        if policy::is_turn_start(&old) != policy::is_turn_start(&self.entries[i]) {
+            self.turn_starts = turn_starts(&self.entries);
+        }
         if old.parts.iter().chain(&self.entries[i].parts).any(|c| c.cleared > 0) {
             self.prunes.replace(i, &self.entries[i]);
         }
@@ -357,6 +375,11 @@ impl History {
             let before = self.visible_tokens().saturating_sub(self.sums.range(i, self.entries.len()));
             self.calibration.observe(i, prompt, before);
         }
+    }
+
+    /// Tokens by kind of positions `[a, b)` (`b` may be the view's open end).
+    pub(super) fn kinds_range(&self, a: usize, b: usize) -> Breakdown {
+        self.kinds.range(a, b.min(self.entries.len()))
     }
 
     /// Local token count of everything the model sees.
@@ -430,7 +453,8 @@ impl History {
 
     pub fn select(&self) -> Selection {
         let budget = policy::preserve_recent_budget(&self.opts.model, &self.opts.compaction);
-        policy::select(&self.visible(), budget, self.opts.compaction.tail_turns)
+        let context = Visible::new(&self.entries, &self.sums, &self.turn_starts, &self.view.segments);
+        policy::select(&context, budget, self.opts.compaction.tail_turns)
     }
 
     /// The options `toModelMessages` uses unless told otherwise.
@@ -457,6 +481,7 @@ impl History {
         let mut freed = 0i64;
         for ((i, j), rule, stub) in victims {
             let entry = &mut self.entries[i];
+            let kinds_before = Breakdown::of(entry);
             if let Part::Tool(t) = &mut entry.msg.parts[j] {
                 if let ToolState::Completed { compacted_at, extra, .. } = &mut t.state {
                     *compacted_at = Some(now);
@@ -470,8 +495,10 @@ impl History {
             let delta = count.total as i64 - entry.parts[j].total as i64;
             self.prunes.record(now, i, count.cleared);
             entry.parts[j] = count;
+            let tokens_before = entry.tokens;
             entry.tokens = (entry.tokens as i64 + delta) as u64;
-            self.sums.add(i, delta);
+            self.sums.replace(i, tokens_before, entry.tokens);
+            self.kinds.replace(i, kinds_before, Breakdown::of(entry));
             freed -= delta;
             let counted = outcome.rules.entry(rule).or_default();
             counted.parts += 1;
@@ -508,4 +535,9 @@ pub struct PruneOutcome {
     pub message_ids: Vec<String>,
     pub tokens_freed: u64,
     pub compacted_at: f64,
+}
+
+/// Positions of the entries that start a turn, ascending.
+fn turn_starts(entries: &[Entry]) -> Vec<usize> {
+    (0..entries.len()).filter(|&i| policy::is_turn_start(&entries[i])).collect()
 }

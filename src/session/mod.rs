@@ -9,6 +9,7 @@ mod options;
 mod pins;
 mod prunes;
 mod usage;
+mod visible;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
 pub use history::{History, PruneOutcome};

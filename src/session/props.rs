@@ -3,10 +3,55 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-use super::{History, SessionOptions};
+use super::fenwick::Summable;
+use super::{Breakdown, History, SessionOptions};
 use crate::invariants::{check_all, reference_view};
 use crate::message::{parse_message, Message};
-use crate::policy::{CompactionConfig, ModelInfo, ModelLimit};
+use crate::policy::{self, can_start_tail, turns, CompactionConfig, ModelInfo, ModelLimit, Selection, Turn};
+use crate::tokens::Entry;
+
+/// The tail as first specified, over a copied context: every turn listed, then whole turns from
+/// the newest back, then the first position of the next turn whose suffix fits.
+fn reference_select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Selection {
+    let everything = Selection { head_end: seq.len(), tail_start_id: None, tail_tokens: 0 };
+    if tail_turns.is_some_and(|t| t <= 0) {
+        return everything;
+    }
+    let size = |a: usize, b: usize| -> u64 { seq[a..b].iter().map(|e| e.tokens).sum() };
+    let mut all = turns(seq);
+    let first = all.first().map_or(seq.len(), |t| t.start);
+    if let Some(start) = (0..first).find(|&i| can_start_tail(seq[i])) {
+        all.insert(0, Turn { start, end: first, id: String::new() });
+    }
+    let recent = &all[all.len().saturating_sub(tail_turns.map_or(usize::MAX, |t| t as usize))..];
+    let (mut total, mut keep) = (0u64, None);
+    for turn in recent.iter().rev() {
+        if total + size(turn.start, turn.end) <= budget {
+            total += size(turn.start, turn.end);
+            keep = Some(turn.start);
+            continue;
+        }
+        let left = budget - total;
+        let split = (left > 0)
+            .then(|| (turn.start + 1..turn.end).find(|&s| size(s, turn.end) <= left && can_start_tail(seq[s])))
+            .flatten();
+        if let Some(s) = split {
+            total += size(s, turn.end);
+            keep = Some(s);
+        }
+        break;
+    }
+    match keep {
+        Some(start) if start > 0 => {
+            Selection { head_end: start, tail_start_id: Some(seq[start].msg.id.clone()), tail_tokens: total }
+        }
+        _ => everything,
+    }
+}
+
+fn breakdown_from_scratch(h: &History) -> Breakdown {
+    h.visible().into_iter().fold(Breakdown::default(), |b, e| b.plus(Breakdown::of(e)))
+}
 
 /// The tool-pair rule in all three output formats, on what the model sees.
 fn check_tool_pairs(h: &History) {
@@ -124,6 +169,11 @@ proptest! {
         // The tail fits its budget and starts on a message a provider accepts.
         let s = h.select();
         let visible = h.visible();
+        // Read in place (prefix sums, turn index) or over a copy, it is the tail first specified.
+        prop_assert_eq!(&s, &reference_select(&visible, budget, h.options().compaction.tail_turns));
+        for turns in [0, 1, 2, 3] {
+            prop_assert_eq!(policy::select(&visible[..], budget, Some(turns)), reference_select(&visible, budget, Some(turns)));
+        }
         if let Some(id) = &s.tail_start_id {
             let tail: u64 = visible[s.head_end..].iter().map(|e| e.tokens).sum();
             prop_assert!(tail <= budget);
@@ -151,6 +201,15 @@ proptest! {
         prop_assert_eq!(rebuilt.visible_tokens_for_tests(), h.visible_tokens_for_tests());
         prop_assert!(first.tokens_freed == 0 || !first.part_ids.is_empty());
         check_tool_pairs(&h);
+
+        // Tokens by kind, kept as prefix sums through appends, prunes and updates, equal a sum
+        // over the context.
+        prop_assert_eq!(h.breakdown(), breakdown_from_scratch(&h));
+        prop_assert_eq!(incremental.breakdown(), breakdown_from_scratch(&incremental));
+        for e in h.entries() {
+            incremental.update(e.msg.clone()).unwrap();
+        }
+        prop_assert_eq!(incremental.breakdown(), h.breakdown());
     }
 
     #[test]
