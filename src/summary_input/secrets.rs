@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
 
 /// A rule: what it finds, and the capture group holding the secret (0: the whole match).
 struct Rule {
@@ -56,6 +56,14 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
     ]
 });
 
+/// One pass that tells which rules may match: each rule's pattern without its word boundaries (so
+/// it matches wherever the rule does, and the set needs no Unicode word tables), and the
+/// high-entropy candidates last.
+static MAY_MATCH: LazyLock<RegexSet> = LazyLock::new(|| {
+    let patterns = RULES.iter().map(|r| r.re.as_str()).chain([CANDIDATE.as_str()]).map(|p| p.replace(r"\b", ""));
+    RegexSet::new(patterns).expect("valid secret patterns")
+});
+
 static CANDIDATE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_=-]{32,}").unwrap());
 static REDACTED: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"\[REDACTED:[a-z-]+\]").unwrap());
 
@@ -96,8 +104,12 @@ fn assigned_secret(c: &Captures<'_>, value: &str) -> bool {
 pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
     let mut out = Cow::Borrowed(text);
     let mut n = 0;
-    for r in RULES.iter() {
-        if !r.re.is_match(&out) {
+    let mut may = MAY_MATCH.matches(text);
+    if !may.matched_any() {
+        return (out, 0);
+    }
+    for (k, r) in RULES.iter().enumerate() {
+        if !may.matched(k) || !r.re.is_match(&out) {
             continue;
         }
         let replaced =
@@ -117,9 +129,12 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
                 }
             })
             .into_owned();
+        if replaced != *out {
+            may = MAY_MATCH.matches(&replaced);
+        }
         out = Cow::Owned(replaced);
     }
-    if CANDIDATE.find_iter(&out).any(|m| high_entropy(m.as_str())) {
+    if may.matched(RULES.len()) && CANDIDATE.find_iter(&out).any(|m| high_entropy(m.as_str())) {
         let replaced = CANDIDATE
             .replace_all(&out, |c: &Captures<'_>| {
                 let s = &c[0];
