@@ -171,17 +171,8 @@ impl Loader {
             return Err(CfError::aborted());
         }
         let mut loaded = self.context_messages_counted(Some(&opts.counter()?))?;
-        let base = loaded.base.take().unwrap_or_default();
-        let pins = loaded.pins.take();
-        let (messages, counts) = self.report(loaded);
-        if aborted() {
-            return Err(CfError::aborted());
-        }
-        let mut h = History::from_counted_at(messages, counts, base, opts, aborted)?;
-        if let Some(p) = pins {
-            h.set_pins(p);
-        }
-        Ok(h)
+        self.warnings.add(std::mem::take(&mut loaded.warnings));
+        loaded.into_history(opts, aborted)
     }
 
     /// Writes every message, one JSON object per line, to `to` (through a temporary file renamed
