@@ -27,6 +27,15 @@ async function poolOf(c: PostgresConnection): Promise<{ pool: Pool; own: boolean
   return { pool, own: true }
 }
 
+// A dropped connection: its next query fails, and the store retries on a new one.
+const ignoreError = () => {}
+
+/** Gives a connection back to the pool (`destroy`: it is broken, drop it). */
+function release(client: PoolClient, destroy = false): void {
+  client.off('error', ignoreError)
+  client.release(destroy)
+}
+
 /** A session's rows, and its writer connection. */
 class PostgresBackend implements LogBackend {
   readonly label: string
@@ -52,13 +61,13 @@ class PostgresBackend implements LogBackend {
 
   async lock(): Promise<void> {
     const client = await this.#pool.connect()
-    client.on('error', () => {}) // a dropped connection: its next query fails, and the store retries
+    client.on('error', ignoreError)
     const { rows } = await client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok', [`${this.#table}/${this.#id}`]).catch((e: unknown) => {
-      client.release(true)
+      release(client, true)
       throw e
     })
     if (!rows[0]?.ok) {
-      client.release()
+      release(client)
       throw new StoreError('CF_SESSION_LOCKED', `${this.label}: another writer has this session open; open it with readOnly: true to read it`)
     }
     this.#writer = client
@@ -119,7 +128,7 @@ class PostgresBackend implements LogBackend {
   }
 
   async reconnect(): Promise<void> {
-    this.#writer?.release(true)
+    if (this.#writer) release(this.#writer, true)
     this.#writer = undefined
     if (this.#locked) await this.lock()
   }
@@ -131,8 +140,8 @@ class PostgresBackend implements LogBackend {
       if (writer) {
         // Unlocking by query keeps the connection for the pool; a broken one is just dropped (the server released the lock with it).
         await writer.query('SELECT pg_advisory_unlock_all()').then(
-          () => writer.release(),
-          () => writer.release(true),
+          () => release(writer),
+          () => release(writer, true),
         )
       }
     } finally {
