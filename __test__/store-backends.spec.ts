@@ -2,8 +2,9 @@
 // a real server this spec starts and stops. Round trips, tail-first loads equal to full loads on
 // random sequences (fast-check), the second writer, a writer SIGKILLed mid-append, a server
 // restart mid-run, and bad input (a foreign table or key, a corrupted entry).
-import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import fc from 'fast-check'
@@ -267,6 +268,71 @@ describe.each(BACKENDS)('%s store', (backend: Backend) => {
     await other.close()
     if (backend === 'file') return
     await foreign(backend, server.target)
+  })
+})
+
+describe('drivers load only when used', () => {
+  it("import 'contextfold' and its database subpaths load neither pg nor ioredis until a store connects", () => {
+    const probe = (body: string) =>
+      spawnSync(process.execPath, ['--input-type=module', '-e', `
+        import { createRequire } from 'node:module'
+        await import('contextfold'); await import('contextfold/postgres'); await import('contextfold/redis')
+        ${body}
+        const cache = createRequire(import.meta.url).cache
+        console.log(JSON.stringify(['pg', 'ioredis'].filter((d) => Object.keys(cache).some((k) => k.includes('/node_modules/' + d + '/')))))`], {
+        encoding: 'utf8',
+        cwd: join(__dirname, '..'),
+      })
+    const idle = probe('')
+    expect(JSON.parse(idle.stdout), idle.stderr).toEqual([])
+    // The same probe sees a driver once a store needs it (the check can fail).
+    const used = probe(`const { PostgresSessionStore } = await import('contextfold/postgres'); await PostgresSessionStore.open({ connectionString: 'postgres://127.0.0.1:1/x', id: 'x' }).catch(() => {})`)
+    expect(JSON.parse(used.stdout), used.stderr).toEqual(['pg'])
+  })
+})
+
+describe.each(['postgres', 'redis'] as const)('the CLI on a %s session', (backend) => {
+  let server: Awaited<ReturnType<typeof startBackend>>
+  beforeAll(async () => {
+    server = await startBackend(backend)
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+  const cli = (...args: string[]) => spawnSync(process.execPath, [join(__dirname, '..', 'dist', 'cli.js'), ...args], { encoding: 'utf8' })
+
+  it('migrate is idempotent; inspect, compact and convert read a session by URL and --session as they read its file', async () => {
+    for (let i = 0; i < 2; i++) expect(cli('migrate', server.target).status).toBe(0)
+    const id = newId()
+    const store = await openStore(backend, server.target, id, { session: { ...OPTS, model: { ...MODEL, limit: { context: 8_000, output: 1_000 } } } })
+    for (let i = 0; i < 8; i++) {
+      await store.append(user(`u${i}`, `question ${i}${words(300)}`))
+      await store.append(assistant(`a${i}`, [tool(`c${i}`, 'bash', completed(`out ${i}${words(400)}`))], { finish: 'tool-calls', parentID: `u${i}` }))
+    }
+    const file = join(tmpdir(), `${id}.jsonl`)
+    await store.export(file)
+    await store.close()
+    const db = ['--session', id, '--context', '8000', '--output', '1000']
+    const fromDb = JSON.parse(cli('inspect', server.target, ...db, '--json').stdout)
+    const fromFile = JSON.parse(cli('inspect', file, '--context', '8000', '--output', '1000', '--json').stdout)
+    // The same report (the database's header also names the model, which a plain messages file cannot).
+    const figures = (r: Record<string, unknown>) => ({ ...r, file: '', format: '', options: undefined })
+    expect(figures(fromDb)).toEqual(figures(fromFile))
+    expect(fromDb.messages.total).toBe(16)
+    const converted = cli('convert', server.target, ...db, '--to', 'contextfold')
+    expect(converted.status, converted.stderr).toBe(0)
+    expect(converted.stdout).toBe(readFileSync(file, 'utf8'))
+    const compacted = cli('compact', server.target, ...db, '--json')
+    expect(compacted.status, compacted.stderr).toBe(0)
+    expect(JSON.parse(compacted.stdout)).toMatchObject({ status: 'compacted' })
+    rmSync(file, { force: true })
+    // A missing session or id, and a database without the layout, are said plainly.
+    const missing = cli('inspect', server.target, '--session', 'nope')
+    expect([missing.status, missing.stderr]).toEqual([3, expect.stringContaining('no such session')])
+    expect(cli('inspect', server.target).status).toBe(2)
+    const other = backend === 'postgres' ? ['--table', 'never_set_up'] : ['--prefix', 'never:']
+    const unset = cli('inspect', server.target, '--session', id, ...other)
+    expect(unset.stderr).toMatch(/setup|migrate/)
   })
 })
 

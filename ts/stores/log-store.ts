@@ -178,6 +178,13 @@ export class LogStore implements SessionLog {
     return this.#header
   }
 
+  /** The session options the header records (given to `open` as `session` when it was created). */
+  async sessionOptions(): Promise<SessionOptions | undefined> {
+    this.#check(false)
+    const header = JSON.parse(await this.#headerNow()) as { session?: SessionOptions }
+    return header.session ?? undefined
+  }
+
   /**
    * A `Session` with what the context needs, read tail-first: from the latest compaction entry,
    * the entries it names and those after it. Options: the given ones, else `open`'s `session`,
