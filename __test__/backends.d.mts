@@ -13,4 +13,4 @@ export declare function openStore(
   options?: Omit<StoreOptions, 'durability'>,
 ): Promise<SessionStore | PostgresSessionStore | RedisSessionStore>
 export declare function sessionsOf(backend: Backend, target: string): OpenSessionLog
-export declare function startBackend(backend: Backend): Promise<{ target: string; url?: string; restart(): Promise<void>; stop(): Promise<void> }>
+export declare function startBackend(backend: Backend, options?: { durable?: boolean }): Promise<{ target: string; url?: string; restart(): Promise<void>; stop(): Promise<void> }>

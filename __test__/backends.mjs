@@ -35,14 +35,15 @@ export function sessionsOf(backend, target) {
 
 /**
  * Starts what `backend` needs (a temp directory, or a real server with the schema set up):
- * `{ target, restart(), stop() }`.
+ * `{ target, restart(), stop() }`. `durable`: PostgreSQL with fsync on (Redis always syncs its
+ * append-only file at every write).
  */
-export async function startBackend(backend) {
+export async function startBackend(backend, { durable = false } = {}) {
   if (backend === 'file') {
     const dir = mkdtempSync(join(tmpdir(), 'cf-file-store-'))
     return { target: dir, restart: async () => {}, stop: async () => rmSync(dir, { recursive: true, force: true }) }
   }
-  const server = backend === 'postgres' ? await startPostgres() : await startRedis()
+  const server = backend === 'postgres' ? await startPostgres({ durable }) : await startRedis()
   try {
     if (backend === 'postgres') await PostgresSessionStore.setup({ connectionString: server.url })
     else await RedisSessionStore.setup({ url: server.url })

@@ -37,9 +37,10 @@ function pgRun(bin, args, options = {}) {
 
 /**
  * Starts a PostgreSQL server. Returns `{ url, port, restart(), stop() }`; `restart()` stops it
- * (fast: connections are cut) and starts it again on the same port and data.
+ * (fast: connections are cut) and starts it again on the same port and data. `durable: true`
+ * keeps fsync on (the benchmark); the specs run without it.
  */
-export async function startPostgres() {
+export async function startPostgres({ durable = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'cf-pg-'))
   if (isRoot()) {
     const uid = Number(execFileSync('id', ['-u', 'postgres']).toString())
@@ -49,7 +50,7 @@ export async function startPostgres() {
   const data = join(dir, 'data')
   pgRun('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8'])
   const port = await freePort()
-  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`
+  const opts = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=${durable ? 'on' : 'off'} -c max_connections=200`
   const start = () => pgRun('pg_ctl', ['-D', data, '-o', opts, '-l', join(dir, 'log'), '-w', 'start'])
   const halt = () => pgRun('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop'])
   start()
