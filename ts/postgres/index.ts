@@ -9,6 +9,8 @@ import { LogStore, coded, entryKind, type LogBackend, type LogOpenOptions } from
 import { checkSchema, names, schemaSql, type PostgresTable } from './schema.js'
 
 export { TABLE_COMMENT, schemaSql, type PostgresTable } from './schema.js'
+export { StoreError, type StoreErrorCode } from '../stores/errors.js'
+export type { LogOpenOptions } from '../stores/log-store.js'
 
 /** How to reach the database: the app's pool, or a connection string (the store makes a pool and ends it on close). */
 export type PostgresConnection = { pool: Pool; connectionString?: undefined } | { connectionString: string; pool?: undefined; poolConfig?: Omit<PoolConfig, 'connectionString'> }
@@ -19,7 +21,7 @@ export type PostgresOpenOptions = PostgresConnection & PostgresTable & LogOpenOp
 /** A pool made from a connection string (node-postgres loaded only now). */
 async function poolOf(c: PostgresConnection): Promise<{ pool: Pool; own: boolean }> {
   if (c.pool) return { pool: c.pool, own: false }
-  if (typeof c.connectionString !== 'string') throw new StoreError('CF_STORE_SETUP', 'PostgreSQL: pass `pool` or `connectionString`')
+  if (typeof c.connectionString !== 'string') throw new StoreError('CF_INVALID_ARGUMENT', 'PostgreSQL: pass `pool` or `connectionString`')
   const pg = (await import('pg')).default
   const pool = new pg.Pool({ max: 4, allowExitOnIdle: true, ...('poolConfig' in c ? c.poolConfig : {}), connectionString: c.connectionString })
   // An idle connection the server dropped: the next query reports it; not a crash.

@@ -9,6 +9,9 @@ import type { OpenSessionLog } from '../session-log.js'
 import { StoreError } from '../stores/errors.js'
 import { LogStore, coded, entryKind, type LogBackend, type LogOpenOptions } from '../stores/log-store.js'
 
+export { StoreError, type StoreErrorCode } from '../stores/errors.js'
+export type { LogOpenOptions } from '../stores/log-store.js'
+
 /** What `setup` writes at `<prefix>layout`, and `open` checks. */
 export const LAYOUT = 'contextfold session log v1'
 
@@ -67,7 +70,7 @@ return 'OK'`
 
 async function clientOf(c: RedisConnection): Promise<{ client: Redis; own: boolean }> {
   if (c.client) return { client: c.client, own: false }
-  if (typeof c.url !== 'string') throw new StoreError('CF_STORE_SETUP', 'Redis: pass `client` or `url`')
+  if (typeof c.url !== 'string') throw new StoreError('CF_INVALID_ARGUMENT', 'Redis: pass `client` or `url`')
   const { Redis: Client } = await import('ioredis')
   const client = new Client(c.url, { ...('redisOptions' in c ? c.redisOptions : {}) })
   client.on('error', () => {}) // reconnects by itself; commands report failures

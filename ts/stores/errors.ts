@@ -17,6 +17,8 @@ export type StoreErrorCode =
   | 'CF_READ_ONLY'
   /** Used after `close()`. */
   | 'CF_STORE_CLOSED'
+  /** Neither a client nor a connection string / URL was given. */
+  | 'CF_INVALID_ARGUMENT'
 
 /** An error of a database store, with a stable `code`; `cause` is the driver's error, if any. */
 export class StoreError extends Error {
