@@ -191,6 +191,21 @@ describe.each(BACKENDS)('%s store', (backend: Backend) => {
     expect([...child.lines]).toEqual(['m1000000', 'm1000001', 'm1000002', 'done'])
   })
 
+  it('a writer that lost its lock (connection cut, lease gone) and was taken over gets CF_SESSION_LOCKED, and writes nothing', async () => {
+    if (backend === 'file') return // the OS lock lives as long as the process
+    const id = newId()
+    const first = await open(id, { session: OPTS })
+    await first.append(user('u1'))
+    await cutLock(backend, server.target, id)
+    const second = await open(id)
+    await second.append(user('u2'))
+    await expectRejectCode(Promise.resolve().then(() => first.append(user('u3'))), 'CF_SESSION_LOCKED')
+    await second.append(user('u4'))
+    expect(ids(await loadAll(second))).toEqual(['u1', 'u2', 'u4'])
+    await second.close()
+    await first.close()
+  })
+
   it('SIGKILL of a writer mid-append: every acknowledged entry is there once, and the next writer gets the session', async () => {
     const id = newId()
     await (await open(id, { session: OPTS })).close()
@@ -335,6 +350,20 @@ describe.each(['postgres', 'redis'] as const)('the CLI on a %s session', (backen
     expect(unset.stderr).toMatch(/setup|migrate/)
   })
 })
+
+/** What a network cut does to a writer's lock: PostgreSQL ends its connection; Redis lets its lease go. */
+async function cutLock(backend: Backend, target: string, id: string): Promise<void> {
+  if (backend === 'postgres') {
+    const client = new pg.Client({ connectionString: target })
+    await client.connect()
+    await client.query(`SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid()`)
+    await client.end()
+  } else {
+    const client = new Redis(target)
+    await client.del(redisKeys(id).lease)
+    client.disconnect()
+  }
+}
 
 /** Overwrites entry `n` of session `id` with `text`, behind the store's back. */
 async function corrupt(backend: Backend, target: string, id: string, n: number, text: string): Promise<void> {

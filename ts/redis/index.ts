@@ -45,6 +45,9 @@ const LOCK = `local v = redis.call('GET', KEYS[1])
 if v == false or v == ARGV[1] then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end
 return 0`
 
+// Extends the lease while it is still ours (a lost one is taken again only by a write's retry).
+const RENEW = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end return 0`
+
 const UNLOCK = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end return 1`
 
 const CREATE = `if redis.call('GET', KEYS[2]) ~= ARGV[1] then return redis.error_reply('CF_SESSION_LOCKED') end
@@ -127,7 +130,7 @@ class RedisBackend implements LogBackend {
     if (ok !== 1) throw new StoreError('CF_SESSION_LOCKED', `${this.label}: another writer has this session open (its lease ends within ${this.#lease} ms of its last renewal); open it with readOnly: true to read it`)
     if (!this.#renew) {
       // Renewed well before it runs out; a failed renewal shows at the next append (the script checks the lease).
-      this.#renew = setInterval(() => void this.#client.eval(LOCK, 1, this.#keys.lease, this.#token, this.#lease).catch(() => {}), this.#lease / 3)
+      this.#renew = setInterval(() => void this.#client.eval(RENEW, 1, this.#keys.lease, this.#token, this.#lease).catch(() => {}), this.#lease / 3)
       this.#renew.unref()
     }
   }

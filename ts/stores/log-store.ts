@@ -118,9 +118,10 @@ export class LogStore implements SessionLog {
   }
 
   /**
-   * Writes what a change adds. When the database fails, the writer is dropped (the next change
-   * rebuilds it from the log) and the write is retried once on a new connection: the entries are
-   * looked for first, so an entry whose acknowledgment was lost is not written twice.
+   * Writes what a change adds. When the database fails or refuses, the writer is dropped (the next
+   * change rebuilds it from the log) and the write is retried once on a new connection, with the
+   * lock taken again (`CF_SESSION_LOCKED` if another writer has it now): the entries are looked
+   * for first, so an entry whose acknowledgment was lost is not written twice.
    */
   async #change(make: (w: LogWriter) => string[]): Promise<void> {
     this.#check(true)
@@ -137,9 +138,9 @@ export class LogStore implements SessionLog {
     try {
       await this.#backend.write(before + 1, entries)
       return
-    } catch (e) {
+    } catch {
+      // Refused (a lost lease, a taken entry number) or failed: the retry below sorts it out.
       this.#writer = undefined
-      if ((e as { code?: unknown }).code === 'CF_SESSION_LOCKED') throw e
     }
     try {
       await this.#backend.reconnect()
