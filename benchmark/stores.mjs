@@ -3,7 +3,7 @@
 // every 200 messages: append latency (p50 / p99 of 1,000 appends on the long session, after its
 // first write; each synced to disk), the first write after opening (the writer reads the log's structure once), and
 // the time to load the context from a fresh open (tail-first) next to reading every message.
-// Run: node benchmark/stores.mjs [sizes, default 1000,10000,100000]
+// Run: node benchmark/stores.mjs [sizes, default 1000,10000,100000] [backends, default file,postgres,redis]
 //   (a Markdown table on stderr, one JSON result on stdout).
 
 import { Redis } from 'ioredis'
@@ -74,26 +74,27 @@ async function measure(backend, target, size) {
   const latencies = []
   await fill(store, size - MEASURED + 1, size, latencies)
   await store.close()
+  // Loads first, each from a fresh open; then full reads (whose garbage would otherwise be
+  // collected during the next load).
   const loads = []
   const fulls = []
   let context = 0
-  for (let i = 0; i < LOADS; i++) {
-    const reader = await openStore(backend, target, id, { readOnly: true })
-    t0 = now()
-    const session = await reader.load()
-    loads.push(msSince(t0))
-    context = session.context().length
-    t0 = now()
-    await reader.loadAll()
-    fulls.push(msSince(t0))
-    await reader.close()
+  for (const full of [false, true]) {
+    for (let i = 0; i < LOADS; i++) {
+      const reader = await openStore(backend, target, id, { readOnly: true })
+      t0 = now()
+      if (full) await reader.loadAll()
+      else context = (await reader.load()).context().length
+      ;(full ? fulls : loads).push(msSince(t0))
+      await reader.close()
+    }
   }
   return { backend, size, p50: percentile(latencies, 50), p99: percentile(latencies, 99), firstWrite, load: median(loads), loadAll: median(fulls), context }
 }
 
-export async function run(sizes) {
+export async function run(sizes, backends = BACKENDS) {
   const results = []
-  for (const backend of BACKENDS) {
+  for (const backend of backends) {
     const server = await startBackend(backend, { durable: true })
     try {
       for (const size of sizes) {
@@ -115,7 +116,7 @@ export function table(results) {
 
 if (isMain(import.meta.url)) {
   const sizes = (process.argv[2] ?? '1000,10000,100000').split(',').map(Number)
-  const results = await run(sizes)
+  const results = await run(sizes, process.argv[3]?.split(','))
   log('\n' + table(results))
   console.log(JSON.stringify(results))
 }
