@@ -240,7 +240,11 @@ describe.each(BACKENDS)('%s store', (backend: Backend) => {
     const written: string[] = []
     const codes = new Set<string>()
     for (let i = 0; i < 40; i++) {
-      if (i === 20) await server.restart()
+      if (i === 20) {
+        await server.restart()
+        // Reads go on too (on a new connection).
+        expect(ids(await loadAll(store))).toEqual(written)
+      }
       const m = i % 2 ? assistant(`a${i}`, [tool(`c${i}`, 'bash', completed(words(30)))], { finish: 'tool-calls' }) : user(`u${i}`)
       for (let attempt = 0; ; attempt++) {
         try {

@@ -192,10 +192,9 @@ export class LogStore implements SessionLog {
    * else the header's.
    */
   async load(options?: SessionOptions): Promise<Session> {
-    this.#check(false)
     const label = this.#backend.label
     const given = options ?? this.#session
-    try {
+    return this.#read(async () => {
       const header = await this.#headerNow()
       const latest = await this.#backend.latestCompaction()
       const plan = latest && logLoadPlan(latest.entry)
@@ -207,17 +206,28 @@ export class LogStore implements SessionLog {
       }
       const all = await this.#backend.range(2)
       return logLoad(label, header, all.map((entry, i) => ({ seq: i + 2, entry })), given) as Session
-    } catch (e) {
-      throw coded(e, label)
-    }
+    })
   }
 
   /** Every message, hidden ones included, each in its latest version. */
-  async loadAll(): Promise<Message[]> {
-    this.#check(false)
-    try {
+  loadAll(): Promise<Message[]> {
+    return this.#read(async () => {
       await this.#headerNow()
       return logMessages(this.#backend.label, await this.#backend.range(2))
+    })
+  }
+
+  /** A read; when the database fails (not a coded refusal), once more on a new connection. */
+  async #read<T>(f: () => Promise<T>): Promise<T> {
+    this.#check(false)
+    try {
+      return await f()
+    } catch (e) {
+      if (String((e as { code?: unknown })?.code).startsWith('CF_')) throw e
+    }
+    try {
+      await this.#backend.reconnect()
+      return await f()
     } catch (e) {
       throw coded(e, this.#backend.label)
     }
