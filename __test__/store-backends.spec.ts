@@ -56,6 +56,7 @@ describe.each(BACKENDS)('%s store', (backend: Backend) => {
     await store.prune({ compactedAt: 5, messageIDs: ['a5'], prunedPartIDs: ['t5'] })
     await expectRejectCode(Promise.resolve().then(() => store.append(user('u0'))), 'CF_DUPLICATE_ID')
     await expectRejectCode(Promise.resolve().then(() => store.update(user('nope'))), 'CF_NOT_FOUND')
+    await expectRejectCode(Promise.resolve().then(() => store.prune({ compactedAt: 1, messageIDs: ['a5'], prunedPartIDs: [] })), 'CF_INVALID_ARGUMENT')
 
     const all = await loadAll(store)
     expect(ids(all)).toEqual(ids(msgs))

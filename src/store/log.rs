@@ -138,6 +138,7 @@ impl LogWriter {
 
     /// The entries for a prune (`CF_NOT_FOUND` when a message is not in the log).
     pub fn prune(&mut self, p: &PruneRecord) -> Result<Vec<Vec<u8>>> {
+        p.check()?;
         self.index.check_prune(p)?;
         let mut out = self.start();
         if !p.message_ids.is_empty() {

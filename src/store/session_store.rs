@@ -372,23 +372,7 @@ impl SessionStore {
 
     /// Records a prune as `Session.prune()` reported it.
     pub fn prune(&mut self, p: &PruneRecord) -> Result<()> {
-        if p.message_ids.len() != p.part_ids.len() {
-            return Err(CfError::invalid_argument(format!(
-                "prune: messageIDs has {} ids but prunedPartIDs has {}",
-                p.message_ids.len(),
-                p.part_ids.len()
-            )));
-        }
-        if !p.stubs.is_empty() && p.stubs.len() != p.part_ids.len() {
-            return Err(CfError::invalid_argument(format!(
-                "prune: stubs has {} entries but prunedPartIDs has {}",
-                p.stubs.len(),
-                p.part_ids.len()
-            )));
-        }
-        if !p.compacted_at.is_finite() {
-            return Err(CfError::invalid_argument("prune: compactedAt must be a finite number"));
-        }
+        p.check()?;
         self.write(|w| w.prune(p))
     }
 
