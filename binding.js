@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.LogWriter = nativeBinding.LogWriter
 module.exports.Session = nativeBinding.Session
 module.exports.SessionStore = nativeBinding.SessionStore
 module.exports.countTokens = nativeBinding.countTokens
@@ -845,6 +846,10 @@ module.exports.filterCompacted = nativeBinding.filterCompacted
 module.exports.importTranscript = nativeBinding.importTranscript
 module.exports.importTranscriptAsync = nativeBinding.importTranscriptAsync
 module.exports.isOverflow = nativeBinding.isOverflow
+module.exports.logHeader = nativeBinding.logHeader
+module.exports.logLoad = nativeBinding.logLoad
+module.exports.logLoadPlan = nativeBinding.logLoadPlan
+module.exports.logMessages = nativeBinding.logMessages
 module.exports.prune = nativeBinding.prune
 module.exports.select = nativeBinding.select
 module.exports.splitTurn = nativeBinding.splitTurn

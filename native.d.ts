@@ -447,6 +447,31 @@ export interface StoreOptions {
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
+ * What the writer of a session log kept in a database knows, and the entries each change adds
+ * (the caller writes them, numbered on from `entries + 1`, all or none; when that fails it
+ * rebuilds the writer from the log).
+ */
+export declare class LogWriter {
+  /**
+   * The writer of a log whose entries, in order from the header, are `entries`; `label` names
+   * the log in errors. A first entry that is not a header is `CF_CORRUPT_SESSION`.
+   */
+  static fromEntries(label: string, entries: Array<string>): LogWriter
+  /** Entries in the log once what this writer returned is written (the header included). */
+  get entries(): number
+  /** The entries appending `message` adds (`CF_DUPLICATE_ID` for an id already in the log). */
+  append(message: Message): Array<string>
+  /** The entries updating `message` adds (`CF_NOT_FOUND` for an id not in the log). */
+  update(message: Message): Array<string>
+  /** The entries recording a prune, as `Session.prune()` returned it. */
+  prune(result: Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }): Array<string>
+  /** The entries recording the session's pins. */
+  pins(pins: Pin[]): Array<string>
+  /** Entries the scan could not read. */
+  get warnings(): Array<StoreWarning>
+}
+
+/**
  * A conversation held natively: counted once per message, queried per turn in O(log n).
  * Shared with background tasks (`prepareCompactionAsync`) behind a lock.
  */
@@ -682,6 +707,41 @@ export declare function importTranscriptAsync(pathOrText: string, options?: Impo
 
 /** True when `tokens` (a count or a provider `Usage`) reaches `usable`. */
 export declare function isOverflow(args: { tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }): boolean
+
+/** One entry of a session log: its number (1 is the header) and its JSON text. */
+export interface LogEntry {
+  seq: number
+  entry: string
+}
+
+/** The header entry of a new session log. */
+export declare function logHeader(id: string, created: number, session?: SessionOptions): string
+
+/**
+ * A session from a log's entries. With `compaction` (the number of the latest compaction entry),
+ * `entries` are those `logLoadPlan` named and the load is tail-first: null when they do not
+ * match the entry (load every entry instead). Without, `entries` are every entry after the
+ * header, in order. `CF_CORRUPT_SESSION` names a bad entry.
+ */
+export declare function logLoad(label: string, header: string, entries: Array<LogEntry>, options?: SessionOptions, compaction?: number | undefined | null): Session | null
+
+/**
+ * Which entries a tail-first load from this compaction entry reads; null when a full load is
+ * needed (no compaction applies, or the entry cannot be read).
+ */
+export declare function logLoadPlan(compaction: string): LogPlan | null
+
+/** Every message of a log (every entry after the header, in order), each in its latest version. */
+export declare function logMessages(label: string, entries: Array<string>): Message[]
+
+/**
+ * Which entries a tail-first load reads: `ranges` of entry numbers `[from, to)`, and every entry
+ * from `tail` on.
+ */
+export interface LogPlan {
+  ranges: Array<Array<number>>
+  tail: number
+}
 
 /** Which tool outputs a prune would clear; the caller sets `state.compactedAt` on them. */
 export declare function prune(messages: Message[], cfg?: CompactionConfig, tokenizer?: TokenizerName): PruneResult

@@ -2,13 +2,14 @@
 // and a shared session store. The parent sends turns of one conversation ({ turn, messages }); the
 // instance runs a short tool loop and answers with the response messages, what its model saw and
 // how many compactions it has made.
-// Usage: node ai-store-worker.mjs <session dir>
+// Usage: node ai-store-worker.mjs <backend: file | postgres | redis> <directory or server URL>
 import * as ai from 'ai-v6'
 import { MockLanguageModelV3 } from 'ai-v6/test'
 import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
-import { SUMMARY_HEADER, Session, extractiveSummarizer, sessionFiles } from '../dist/index.js'
+import { SUMMARY_HEADER, Session, extractiveSummarizer } from '../dist/index.js'
+import { sessionsOf } from './backends.mjs'
 
 export const WINDOW = 32_000
 const MAX_OUTPUT = 2_000
@@ -18,7 +19,7 @@ const STEPS = 3
 let compactions = 0
 const middleware = contextfoldMiddleware({
   contextWindow: WINDOW,
-  store: sessionFiles(process.argv[2]),
+  store: sessionsOf(process.argv[2], process.argv[3]),
   summarizer: extractiveSummarizer(),
   onCompaction: ({ result }) => (compactions += result.status === 'compacted' ? 1 : 0),
 })

@@ -1,6 +1,7 @@
 // The AI SDK middleware with a session store: a conversation survives a restart (a new middleware
 // on the same files sends the compacted prompt without summarizing again), and two processes
-// serving alternate turns of one conversation summarize each compaction once and both send it.
+// serving alternate turns of one conversation summarize each compaction once and both send it,
+// sharing a session file, a PostgreSQL or a Redis.
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -8,11 +9,12 @@ import { join } from 'node:path'
 
 import * as ai from 'ai-v6'
 import { MockLanguageModelV3 } from 'ai-v6/test'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
 import { SUMMARY_HEADER, SessionStore, extractiveSummarizer, sessionFiles, type CompactionResult, type Message } from '../dist/index.js'
+import { BACKENDS, openStore, startBackend } from './backends.mjs'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
 
 const major: Major = { name: 'ai v6', ai, Mock: MockLanguageModelV3, spec: 'v3', Agent: ai.ToolLoopAgent as never }
@@ -98,11 +100,20 @@ describe('contextfoldMiddleware with a store', () => {
   it('a conversation id that is not a file name is a coded error', () => {
     expect(() => sessionFiles(tempDir())('../escape')).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
   })
+})
+
+describe.each(BACKENDS)('contextfoldMiddleware with a shared %s store', (backend) => {
+  let server: Awaited<ReturnType<typeof startBackend>>
+  beforeAll(async () => {
+    server = await startBackend(backend)
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
 
   it('two processes serving alternate turns make each compaction once, and both send it', async () => {
-    const dir = tempDir()
     const worker = () => {
-      const child = fork(join(__dirname, 'ai-store-worker.mjs'), [dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+      const child = fork(join(__dirname, 'ai-store-worker.mjs'), [backend, server.target], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
       children.push(child)
       return new Promise<ChildProcess>((resolve, reject) => {
         child.once('message', () => resolve(child))
@@ -135,7 +146,9 @@ describe('contextfoldMiddleware with a store', () => {
     expect(calls.slice(firstSummarized).every((c) => c.summarized)).toBe(true)
     expect(new Set(calls.slice(firstSummarized).map((c) => c.worker))).toEqual(new Set([0, 1]))
     // Each compaction was made once, by one of them (both did some): as many as summaries stored.
-    const all = stored(dir, 'chat-1')
+    const reader = await openStore(backend, server.target, 'chat-1', { readOnly: true })
+    const all = await reader.loadAll()
+    await reader.close()
     const recorded = all.filter((m) => m.summary === true).length
     expect(recorded).toBeGreaterThanOrEqual(3)
     expect(compactions.every((n) => n > 0)).toBe(true)

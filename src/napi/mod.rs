@@ -7,6 +7,7 @@ mod errors;
 mod formats;
 mod functions;
 mod js_value;
+mod log;
 mod objects;
 mod session;
 mod store;

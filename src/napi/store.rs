@@ -27,6 +27,12 @@ pub struct StoreWarning {
     pub message: String,
 }
 
+impl From<&store::Warning> for StoreWarning {
+    fn from(w: &store::Warning) -> Self {
+        StoreWarning { line: w.line as f64, offset: w.offset as f64, message: w.message.clone() }
+    }
+}
+
 fn open(path: String, options: Option<Value>) -> CoreResult<store::SessionStore> {
     let opts = store::parse_open_options(options)?;
     store::SessionStore::open(path, opts)
@@ -163,14 +169,7 @@ impl SessionStore {
     /// What opens and loads skipped or repaired (torn last line, skipped corrupt lines, ...).
     #[napi(getter)]
     pub fn warnings(&self) -> Result<Vec<StoreWarning>> {
-        guard(|| {
-            Ok(self
-                .inner
-                .warnings()
-                .into_iter()
-                .map(|w| StoreWarning { line: w.line as f64, offset: w.offset as f64, message: w.message })
-                .collect())
-        })
+        guard(|| Ok(self.inner.warnings().iter().map(StoreWarning::from).collect()))
     }
 
     #[napi(getter)]

@@ -14,6 +14,7 @@ use serde_json::Map;
 use super::format::{self, At, CompactionRecord, Kind, Loc, Run};
 use super::lines::{Layout, LineChunks};
 use super::warning::Warning;
+use crate::error::{CfError, Code};
 use crate::message::{CompactionPart, Message, MessageError, Part, Role};
 use crate::policy::View;
 
@@ -65,6 +66,34 @@ impl Index {
 
     pub fn is_structural(&self, id: &str) -> bool {
         self.positions.get(id).is_some_and(|&p| is_structural(&self.skeletons[p]))
+    }
+
+    /// `CF_DUPLICATE_ID` when the log already has a message with this id.
+    pub fn check_append(&self, msg: &Message) -> crate::error::Result<()> {
+        if self.contains(&msg.id) {
+            return Err(CfError::new(Code::DuplicateId, format!("message {:?}: id already in the session", msg.id)));
+        }
+        Ok(())
+    }
+
+    /// `CF_NOT_FOUND` when the log has no message with this id; else whether the update is
+    /// marked as one that may change the view (of a request or summary, before or after it).
+    pub fn check_update(&self, msg: &Message) -> crate::error::Result<bool> {
+        if !self.contains(&msg.id) {
+            return Err(CfError::new(
+                Code::NotFound,
+                format!("message {:?}: no message with this id to update", msg.id),
+            ));
+        }
+        Ok(self.is_structural(&msg.id) || is_structural(msg))
+    }
+
+    /// `CF_NOT_FOUND` when a pruned message is not in the log.
+    pub fn check_prune(&self, p: &format::PruneRecord) -> crate::error::Result<()> {
+        match p.message_ids.iter().find(|id| !self.contains(id)) {
+            Some(id) => Err(CfError::new(Code::NotFound, format!("prune: message {id:?} is not in the session"))),
+            None => Ok(()),
+        }
     }
 
     /// A `message` line `[at, end)`. False (and nothing changes) when the id is already known.
@@ -262,7 +291,7 @@ pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Sca
                 return Err(io::Error::new(io::ErrorKind::Interrupted, "closed"));
             }
             out.lines += 1;
-            if let Err(problem) = scan_line(&mut out, loc, line) {
+            if let Err(problem) = scan_line(&mut out, loc, loc.offset + line.len() as u64 + 1, line) {
                 out.warnings.push(Warning::at(loc, problem));
             }
         }
@@ -270,7 +299,8 @@ pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Sca
     Ok(out)
 }
 
-fn scan_line(out: &mut Scanned, loc: Loc, line: &[u8]) -> Result<(), String> {
+/// Indexes one line at `loc`; the next line starts at `next`.
+pub fn scan_line(out: &mut Scanned, loc: Loc, next: u64, line: &[u8]) -> Result<(), String> {
     let light = |line: &[u8]| -> Result<LightLine, String> {
         serde_json::from_slice::<LightLine>(line).map_err(|e| format!("not a valid entry ({e})"))
     };
@@ -278,7 +308,7 @@ fn scan_line(out: &mut Scanned, loc: Loc, line: &[u8]) -> Result<(), String> {
         Kind::Message => {
             let m = light(line)?.message;
             let id = m.id.clone();
-            if !out.index.on_message(loc, loc.offset + line.len() as u64 + 1, m.skeleton()) {
+            if !out.index.on_message(loc, next, m.skeleton()) {
                 return Err(format!("message {id:?} was already added"));
             }
         }

@@ -70,6 +70,31 @@ pub struct PruneRecord {
     pub stubs: Vec<Option<String>>,
 }
 
+impl PruneRecord {
+    /// `CF_INVALID_ARGUMENT` unless the lists line up and `compactedAt` is a finite number.
+    pub fn check(&self) -> crate::error::Result<()> {
+        use crate::error::CfError;
+        if self.message_ids.len() != self.part_ids.len() {
+            return Err(CfError::invalid_argument(format!(
+                "prune: messageIDs has {} ids but prunedPartIDs has {}",
+                self.message_ids.len(),
+                self.part_ids.len()
+            )));
+        }
+        if !self.stubs.is_empty() && self.stubs.len() != self.part_ids.len() {
+            return Err(CfError::invalid_argument(format!(
+                "prune: stubs has {} entries but prunedPartIDs has {}",
+                self.stubs.len(),
+                self.part_ids.len()
+            )));
+        }
+        if !self.compacted_at.is_finite() {
+            return Err(CfError::invalid_argument("prune: compactedAt must be a finite number"));
+        }
+        Ok(())
+    }
+}
+
 /// A run of message lines that a tail-first load reads: `count` consecutive `message` lines (other
 /// kinds of lines may sit between them), from the one at `offset` (message `id`, line `line`) to
 /// the byte before `end`.

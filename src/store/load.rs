@@ -17,7 +17,7 @@ use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
 use crate::policy::{Base, Cut};
-use crate::session::Pin;
+use crate::session::{History, Pin, SessionOptions};
 use crate::tokens::{Counter, MessageCount};
 
 #[derive(Debug, Default)]
@@ -37,13 +37,26 @@ impl Loaded {
     pub fn tail_first(&self) -> bool {
         self.base.is_some()
     }
+
+    /// The history of the loaded messages (their warnings are the caller's to report).
+    pub fn into_history(self, opts: SessionOptions, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
+        if aborted() {
+            return Err(CfError::aborted());
+        }
+        let base = self.base.unwrap_or_default();
+        let mut h = History::from_counted_at(self.messages, self.counts, base, opts, aborted)?;
+        if let Some(p) = self.pins {
+            h.set_pins(p);
+        }
+        Ok(h)
+    }
 }
 
 /// Applies lines, turning problems into `CF_CORRUPT_SESSION` (or warnings with `recover`).
-struct Reading<'a> {
-    path: &'a Path,
-    recover: bool,
-    warnings: Vec<Warning>,
+pub struct Reading<'a> {
+    pub path: &'a Path,
+    pub recover: bool,
+    pub warnings: Vec<Warning>,
 }
 
 impl Reading<'_> {
@@ -59,7 +72,7 @@ impl Reading<'_> {
         }
     }
 
-    fn apply(&mut self, replay: &mut Replay, loc: Loc, (decoded, count): Decode) -> Result<()> {
+    pub fn apply(&mut self, replay: &mut Replay, loc: Loc, (decoded, count): Decode) -> Result<()> {
         match decoded.and_then(|d| replay.apply(loc, d, count)) {
             Ok(Applied::Done) => Ok(()),
             Ok(Applied::Skipped) => {
@@ -119,7 +132,7 @@ pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: O
         return load_all(file, layout, path, recover, counter);
     }
     let mut reading = Reading { path, recover, warnings: Vec::new() };
-    match tail_first(file, layout, &rec, at, &mut reading, counter)? {
+    match tail_first(file, (layout.body, layout.end), &rec, at, &mut reading, counter)? {
         Some(((messages, counts), base, pins)) => {
             reading.torn(layout, scan.next_line());
             Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins })
@@ -135,26 +148,46 @@ pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: O
     }
 }
 
-/// The line starting at `offset` (without its `\n`), if one starts there before `end`.
-fn line_at(file: &File, offset: u64, end: u64) -> io::Result<Option<Vec<u8>>> {
-    if offset >= end {
-        return Ok(None);
-    }
-    if offset > 0 && read_region(file, offset - 1, offset)?[0] != b'\n' {
-        return Ok(None);
-    }
-    let mut line = Vec::new();
-    let mut pos = offset;
-    while pos < end {
-        let chunk = read_region(file, pos, end.min(pos + BLOCK as u64))?;
-        if let Some(i) = memchr::memchr(b'\n', &chunk) {
-            line.extend_from_slice(&chunk[..i]);
-            return Ok(Some(line));
+/// Lines read, with where they start.
+pub type OwnedLines = Vec<(Loc, Vec<u8>)>;
+
+/// Where a tail-first load reads its lines: a file, or the entries a database returned.
+pub trait Source {
+    /// The line starting at `offset` (without its `\n`), if one starts there before `end`.
+    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Vec<u8>>>;
+    /// The complete lines of `[start.offset, end)`; `None` when `end` does not end a line.
+    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<OwnedLines>>;
+}
+
+impl Source for File {
+    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Vec<u8>>> {
+        if offset >= end {
+            return Ok(None);
         }
-        line.extend_from_slice(&chunk);
-        pos += chunk.len() as u64;
+        if offset > 0 && read_region(self, offset - 1, offset)?[0] != b'\n' {
+            return Ok(None);
+        }
+        let mut line = Vec::new();
+        let mut pos = offset;
+        while pos < end {
+            let chunk = read_region(self, pos, end.min(pos + BLOCK as u64))?;
+            if let Some(i) = memchr::memchr(b'\n', &chunk) {
+                line.extend_from_slice(&chunk[..i]);
+                return Ok(Some(line));
+            }
+            line.extend_from_slice(&chunk);
+            pos += chunk.len() as u64;
+        }
+        Ok(None)
     }
-    Ok(None)
+
+    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<OwnedLines>> {
+        let buf = read_region(self, start.offset, end)?;
+        if buf.last() != Some(&b'\n') {
+            return Ok(None);
+        }
+        Ok(Some(split(&buf, start).map(|(loc, l)| (loc, l.to_vec())).collect()))
+    }
 }
 
 /// The id of the message a `message` line adds, if it is one.
@@ -166,14 +199,14 @@ fn message_id(line: &[u8]) -> Option<String> {
 }
 
 /// What a tail-first load read: the messages, the view they start from, the pins recorded last.
-type TailFirst = (Replayed, Base, Option<Vec<Pin>>);
+pub type TailFirst = (Replayed, Base, Option<Vec<Pin>>);
 
-/// Loads the runs and patches `rec` points to, the last run up to the end; `None` when they do not
-/// fit the file, or when an update that may change the view follows the entry (the writer stopped
-/// before the entry that would have followed it).
-fn tail_first(
-    file: &File,
-    layout: &Layout,
+/// Loads the runs and patches `rec` (the entry at `at`) points to, the last run up to `end`;
+/// `None` when they do not fit the lines of `[body, end)`, or when an update that may change the
+/// view follows the entry (the writer stopped before the entry that would have followed it).
+pub fn tail_first(
+    src: &impl Source,
+    (body, end): (u64, u64),
     rec: &CompactionRecord,
     at: Loc,
     reading: &mut Reading<'_>,
@@ -185,46 +218,32 @@ fn tail_first(
     };
     // Runs in file order, inside the file, before this entry; the summary in the last one.
     let ordered = rec.runs.windows(2).all(|w| w[0].end <= w[1].offset);
-    let inside =
-        rec.runs.iter().all(|r| r.offset >= layout.body && r.offset < r.end && r.end <= at.offset && r.count > 0);
+    let inside = rec.runs.iter().all(|r| r.offset >= body && r.offset < r.end && r.end <= at.offset && r.count > 0);
     if !ordered || !inside || summary.offset < last.offset || summary.offset >= at.offset {
         return Ok(None);
     }
     // Every line to read, with where it is.
-    let mut chunks: Vec<(Vec<u8>, Loc)> = Vec::new();
-    for run in &rec.runs[..rec.runs.len() - 1] {
-        if message_id(&line_at(file, run.offset, run.end).map_err(io)?.unwrap_or_default()).as_deref()
+    let mut lines: Vec<(Loc, Vec<u8>)> = Vec::new();
+    for (k, run) in rec.runs.iter().enumerate() {
+        let until = if k + 1 == rec.runs.len() { end } else { run.end };
+        if message_id(&src.line_at(run.offset, until).map_err(io)?.unwrap_or_default()).as_deref()
             != Some(run.id.as_str())
         {
             return Ok(None);
         }
-        let buf = read_region(file, run.offset, run.end).map_err(io)?;
-        if buf.last() != Some(&b'\n') {
+        let Some(read) = src.lines(Loc { offset: run.offset, line: run.line }, until).map_err(io)? else {
             return Ok(None);
-        }
-        chunks.push((buf, Loc { offset: run.offset, line: run.line }));
+        };
+        lines.extend(read);
     }
-    let Some(first) = line_at(file, last.offset, layout.end).map_err(io)? else {
-        return Ok(None);
-    };
-    if message_id(&first).as_deref() != Some(last.id.as_str()) {
-        return Ok(None);
-    }
-    chunks
-        .push((read_region(file, last.offset, layout.end).map_err(io)?, Loc { offset: last.offset, line: last.line }));
-    let mut lines: Vec<(Loc, Vec<u8>)> = Vec::new();
     for p in &rec.patches {
-        let outside = p.offset >= layout.body
+        let outside = p.offset >= body
             && p.offset < last.offset
             && !rec.runs.iter().any(|r| (r.offset..r.end).contains(&p.offset));
-        let Some(line) = outside.then(|| line_at(file, p.offset, last.offset)).transpose().map_err(io)?.flatten()
-        else {
+        let Some(line) = outside.then(|| src.line_at(p.offset, last.offset)).transpose().map_err(io)?.flatten() else {
             return Ok(None);
         };
         lines.push((*p, line));
-    }
-    for (buf, base) in &chunks {
-        lines.extend(split(buf, *base).map(|(loc, l)| (loc, l.to_vec())));
     }
     lines.sort_by_key(|(loc, _)| loc.offset);
     // The entry's own numbering must agree with its place in the file.

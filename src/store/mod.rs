@@ -9,6 +9,7 @@
 //! - `writer`: appends, durability, torn-tail repair, compaction entries
 //! - `lock`: the writer lock; `durability`: when entries are synced; `warning`: what was skipped
 //! - `session_store`: `SessionStore`, tying them together
+//! - `log`: the same entries kept in a database (the caller does the I/O)
 
 mod durability;
 mod file_index;
@@ -16,6 +17,7 @@ mod format;
 mod lines;
 mod load;
 mod lock;
+mod log;
 mod replay;
 mod session_store;
 mod warning;
@@ -25,11 +27,12 @@ pub use durability::Durability;
 pub use format::{At, CompactionRecord, Header, Loc, PruneRecord, VERSION};
 pub use load::Loaded;
 pub use lock::lock_path;
+pub use log::{header_entry, load_full, load_tail, parse_header, plan, LogWriter};
 pub use session_store::{parse_open_options, Loader, OpenOptions, SessionStore};
 pub use warning::Warning;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 #[cfg(test)]
 mod props;

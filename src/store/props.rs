@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::format::PruneRecord;
 use super::tests::{full_view, msg, opts, request, summary, user};
-use super::{OpenOptions, SessionStore};
+use super::{header_entry, load_full, load_tail, plan, LogWriter, OpenOptions, SessionStore};
 use crate::message::{Message, Part, ToolState};
 use crate::session::History;
 
@@ -70,10 +70,53 @@ fn open(path: &std::path::Path) -> SessionStore {
     SessionStore::open(path, OpenOptions::default()).unwrap()
 }
 
+/// The same session as a log in memory (what a database backend holds), written through `LogWriter`.
+struct MemLog {
+    entries: Vec<Vec<u8>>,
+    writer: LogWriter,
+}
+
+impl MemLog {
+    fn new() -> MemLog {
+        let entries = vec![header_entry("s", 1, None)];
+        let writer = LogWriter::from_entries("log", &[&entries[0]]).unwrap();
+        MemLog { entries, writer }
+    }
+
+    fn write(&mut self, change: impl FnOnce(&mut LogWriter) -> crate::error::Result<Vec<Vec<u8>>>) {
+        let new = change(&mut self.writer).unwrap();
+        self.entries.extend(new);
+        assert_eq!(self.writer.entries(), self.entries.len() as u64);
+    }
+
+    fn reopen(&mut self) {
+        let refs: Vec<&[u8]> = self.entries.iter().map(|e| e.as_slice()).collect();
+        self.writer = LogWriter::from_entries("log", &refs).unwrap();
+    }
+
+    /// A tail-first load as a backend does it: the latest compaction entry, the entries its plan
+    /// names, then the load (`None`: the plan did not apply).
+    fn load_tail(&self) -> Option<super::Loaded> {
+        let at = self.entries.iter().rposition(|e| e.starts_with(b"{\"type\":\"compaction\""))?;
+        let (ranges, tail) = plan(&self.entries[at])?;
+        let mut fetched: Vec<(u64, Vec<u8>)> = Vec::new();
+        for n in ranges.into_iter().flat_map(|[a, b]| a..b).chain(tail..=self.entries.len() as u64) {
+            fetched.push((n, self.entries[n as usize - 1].clone()));
+        }
+        load_tail("log", fetched, at as u64 + 1, None).unwrap()
+    }
+
+    fn load_all(&self) -> Vec<Message> {
+        let refs: Vec<&[u8]> = self.entries[1..].iter().map(|e| e.as_slice()).collect();
+        load_full("log", &refs, None).unwrap().messages
+    }
+}
+
 fn run(ops: &[Op]) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
     let mut store = open(&path);
+    let mut log = MemLog::new();
     let mut model = Model::default();
     let mut seq = 0usize;
     let mut last_summary: Option<(String, String, bool)> = None;
@@ -84,11 +127,13 @@ fn run(ops: &[Op]) {
             Op::User(len) => {
                 let m = user(&format!("u{seq}"), &"w ".repeat(*len));
                 store.append(&m).unwrap();
+                log.write(|w| w.append(&m));
                 model.messages.push(m);
             }
             Op::Tools(k, len) => {
                 let m = tools(&format!("a{seq}"), *k, *len);
                 store.append(&m).unwrap();
+                log.write(|w| w.append(&m));
                 model.messages.push(m);
             }
             Op::Edit(back) => {
@@ -102,6 +147,7 @@ fn run(ops: &[Op]) {
                 }
                 let m = user(&old.id, &format!("edited {seq}"));
                 store.update(&m).unwrap();
+                log.write(|w| w.update(&m));
                 let id = m.id.clone();
                 *model.find(&id) = m;
             }
@@ -124,6 +170,7 @@ fn run(ops: &[Op]) {
                     }
                 }
                 store.prune(&p).unwrap();
+                log.write(|w| w.prune(&p));
             }
             Op::Compact { tail_back, hidden_back, finished } => {
                 let tail = match *tail_back {
@@ -137,6 +184,8 @@ fn run(ops: &[Op]) {
                 let s = summary(&format!("s{seq}"), &r.id, *finished);
                 store.append(&r).unwrap();
                 store.append(&s).unwrap();
+                log.write(|w| w.append(&r));
+                log.write(|w| w.append(&s));
                 last_summary = Some((s.id.clone(), r.id.clone(), *finished));
                 model.messages.push(r);
                 model.messages.push(s);
@@ -148,11 +197,13 @@ fn run(ops: &[Op]) {
                 *done = !*done;
                 let s = summary(id, parent, *done);
                 store.update(&s).unwrap();
+                log.write(|w| w.update(&s));
                 *model.find(id) = s;
             }
             Op::Reopen => {
                 store.close().unwrap();
                 store = open(&path);
+                log.reopen();
             }
         }
         // The file on disk is always what was applied in memory.
@@ -176,6 +227,16 @@ fn run(ops: &[Op]) {
         // Whenever a compaction is in force, the load read only part of the file.
         if full.view().cut.is_some() {
             assert!(was_tail_first);
+        }
+        // The log gives the same: every message in full, and tail-first what the file shows.
+        assert_eq!(log.load_all(), model.messages);
+        let from_log = log.load_tail();
+        assert_eq!(from_log.is_some(), was_tail_first);
+        if let Some(l) = from_log {
+            let h = History::from_messages_at(l.messages, l.base.unwrap_or_default(), opts(), &|| false).unwrap();
+            let ids = |h: &History| h.visible().into_iter().map(|e| e.msg.clone()).collect::<Vec<_>>();
+            assert_eq!(ids(&h), shown);
+            assert_eq!(h.usage(), full.usage());
         }
         // A session loaded that way goes on like the whole one: compacted again, keeping the
         // second half of its context and the first message as head.

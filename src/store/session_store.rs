@@ -171,17 +171,8 @@ impl Loader {
             return Err(CfError::aborted());
         }
         let mut loaded = self.context_messages_counted(Some(&opts.counter()?))?;
-        let base = loaded.base.take().unwrap_or_default();
-        let pins = loaded.pins.take();
-        let (messages, counts) = self.report(loaded);
-        if aborted() {
-            return Err(CfError::aborted());
-        }
-        let mut h = History::from_counted_at(messages, counts, base, opts, aborted)?;
-        if let Some(p) = pins {
-            h.set_pins(p);
-        }
-        Ok(h)
+        self.warnings.add(std::mem::take(&mut loaded.warnings));
+        loaded.into_history(opts, aborted)
     }
 
     /// Writes every message, one JSON object per line, to `to` (through a temporary file renamed
@@ -381,23 +372,7 @@ impl SessionStore {
 
     /// Records a prune as `Session.prune()` reported it.
     pub fn prune(&mut self, p: &PruneRecord) -> Result<()> {
-        if p.message_ids.len() != p.part_ids.len() {
-            return Err(CfError::invalid_argument(format!(
-                "prune: messageIDs has {} ids but prunedPartIDs has {}",
-                p.message_ids.len(),
-                p.part_ids.len()
-            )));
-        }
-        if !p.stubs.is_empty() && p.stubs.len() != p.part_ids.len() {
-            return Err(CfError::invalid_argument(format!(
-                "prune: stubs has {} entries but prunedPartIDs has {}",
-                p.stubs.len(),
-                p.part_ids.len()
-            )));
-        }
-        if !p.compacted_at.is_finite() {
-            return Err(CfError::invalid_argument("prune: compactedAt must be a finite number"));
-        }
+        p.check()?;
         self.write(|w| w.prune(p))
     }
 

@@ -163,12 +163,7 @@ impl Writer {
     /// Appends a message: `CF_DUPLICATE_ID` (and nothing written) if its id is in the file.
     pub fn append(&mut self, msg: &Message) -> Result<()> {
         self.ready()?;
-        if self.index().contains(&msg.id) {
-            return Err(CfError::new(
-                Code::DuplicateId,
-                format!("message {:?}: id already in the session file", msg.id),
-            ));
-        }
+        self.index().check_append(msg)?;
         let line = format::encode_message(msg);
         let loc = self.write_line(&line)?;
         self.index().on_message(loc, loc.offset + line.len() as u64, skeleton(msg));
@@ -181,16 +176,10 @@ impl Writer {
     /// Replaces a message: `CF_NOT_FOUND` (and nothing written) if its id is not in the file.
     pub fn update(&mut self, msg: &Message) -> Result<()> {
         self.ready()?;
-        if !self.index().contains(&msg.id) {
-            return Err(CfError::new(
-                Code::NotFound,
-                format!("message {:?}: no message with this id to update", msg.id),
-            ));
-        }
         // An update of a request or summary (before or after) is marked, and a compaction entry
         // always follows it: a load that finds a marked update after the latest entry knows the
         // writer stopped in between.
-        let view = self.index().is_structural(&msg.id) || is_structural(msg);
+        let view = self.index().check_update(msg)?;
         let loc = self.write_line(&format::encode_update(msg, view))?;
         self.index().on_update(loc, skeleton(msg));
         if view {
@@ -202,9 +191,7 @@ impl Writer {
     /// Records a prune; every message id must be in the file (`CF_NOT_FOUND` otherwise).
     pub fn prune(&mut self, p: &PruneRecord) -> Result<()> {
         self.ready()?;
-        if let Some(id) = p.message_ids.iter().find(|id| !self.index().contains(id)) {
-            return Err(CfError::new(Code::NotFound, format!("prune: message {id:?} is not in the session file")));
-        }
+        self.index().check_prune(p)?;
         if p.message_ids.is_empty() {
             return Ok(());
         }

@@ -8,6 +8,7 @@ import { Session } from '../../native.js'
 import type { Overhead, SessionOptions, TokenizerName } from '../../native.js'
 import { inputError, usageError } from './errors.js'
 import { colorsFor, plural, type Colors } from './format.js'
+import type { DatabaseFlags } from './database.js'
 import { INPUT_FORMATS, loadInput, type InputFormat, type LoadedInput } from './load.js'
 import { Progress } from './progress.js'
 import { parseTokens, sessionOptions, TOKENIZERS } from './session-options.js'
@@ -25,6 +26,11 @@ export interface CommonFlags {
   system?: string
   /** A JSON file with the tool definitions the model gets. */
   tools?: string
+  /** With a database URL: the session id, and where its entries are. */
+  session?: string
+  schema?: string
+  table?: string
+  prefix?: string
 }
 
 export interface RunContext {
@@ -61,6 +67,10 @@ export function addCommonOptions(cmd: Command): Command {
     .addOption(new Option('--tokenizer <name>', 'how tokens are counted (default: estimate, or what a session store records)').choices(TOKENIZERS))
     .addOption(new Option('--format <format>', 'read the input as this format instead of detecting it').choices(INPUT_FORMATS))
     .option('--recover', 'session stores: skip corrupt lines (listed as warnings) instead of failing')
+    .option('--session <id>', 'with a postgres:// or redis:// URL as input: the session id')
+    .option('--schema <name>', 'PostgreSQL: the schema of the sessions table (default: public)')
+    .option('--table <name>', 'PostgreSQL: the sessions table (default: contextfold_entries)')
+    .option('--prefix <prefix>', 'Redis: the key prefix (default: contextfold:)')
     .option('--no-color', 'no colours (also: NO_COLOR=1)')
     .option('--no-progress', 'no progress display on stderr')
 }
@@ -113,12 +123,20 @@ export interface Opened {
   overhead?: { value: Overhead; tokens: number }
 }
 
+/** The flags that say where a session in a database is. */
+export function databaseFlags(flags: DatabaseFlags): DatabaseFlags {
+  const out: DatabaseFlags = {}
+  for (const k of ['session', 'schema', 'table', 'prefix'] as const) if (flags[k] !== undefined) out[k] = flags[k]
+  return out
+}
+
 /** Reads `file` and builds the session the command works on. */
 export async function openSession(file: string, flags: CommonFlags, ctx: RunContext): Promise<Opened> {
   ctx.progress.start(`Reading ${file}`)
   const load: Parameters<typeof loadInput>[1] = { signal: ctx.signal }
   if (flags.format !== undefined) load.format = flags.format
   if (flags.recover) load.recover = true
+  load.database = databaseFlags(flags)
   const input = await loadInput(file, load)
   const windowFlags: Parameters<typeof sessionOptions>[0] = {}
   if (flags.context !== undefined) windowFlags.context = flags.context

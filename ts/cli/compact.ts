@@ -224,7 +224,7 @@ export function registerCompact(program: Command, run: (action: (ctx: RunContext
   const cmd = program
     .command('compact')
     .description('compact a session: summarize the history before the verbatim tail, show before/after figures and the summary')
-    .argument('<file>', 'a transcript, contextfold messages (JSONL) or a session store; - reads stdin')
+    .argument('<file>', 'a transcript, contextfold messages (JSONL), a session store, or a postgres:// or redis:// URL with --session; - reads stdin')
     .addOption(new Option('--summarizer <name>', 'who writes the summary').choices(SUMMARIZERS).default('extractive'))
     .option('--base-url <url>', 'openai-compatible: the API base URL (…/v1; /chat/completions is appended)')
     .option('--model <id>', 'openai-compatible: the model that writes the summary')

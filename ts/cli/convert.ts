@@ -55,7 +55,7 @@ export function registerConvert(program: Command, run: (action: (ctx: RunContext
   const cmd = program
     .command('convert')
     .description('convert a session: to contextfold messages (all of them), or its context to AI SDK, Anthropic or OpenAI chat messages (JSON)')
-    .argument('<file>', 'a transcript, contextfold messages (JSONL) or a session store; - reads stdin')
+    .argument('<file>', 'a transcript, contextfold messages (JSONL), a session store, or a postgres:// or redis:// URL with --session; - reads stdin')
     .addOption(new Option('--to <format>', 'the output format').choices(TARGETS).makeOptionMandatory())
     .option('-o, --out <file>', 'write to this file instead of stdout')
     .addOption(

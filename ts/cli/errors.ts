@@ -79,7 +79,7 @@ export function inputError(file: string, e: unknown): CliError {
     switch (code) {
       case 'CF_NOT_FOUND':
       case 'CF_SESSION_NOT_FOUND':
-        return 'no such file'
+        return /^[a-z]+:\/\//i.test(file) ? 'no such session' : 'no such file'
       case 'CF_UNKNOWN_FORMAT':
         // The importer's hint names its API option; here the option is the CLI's flag.
         return `not a transcript or session contextfold can read (${detail.replace(/pass `format` explicitly/, 'pass --format <format> to read it as one')})`

@@ -244,7 +244,7 @@ export function registerInspect(program: Command, run: (action: (ctx: RunContext
   const cmd = program
     .command('inspect')
     .description('show what a session holds: tokens by kind against the window, largest tool outputs, what prune would free, where compaction would cut, import warnings')
-    .argument('<file>', 'a transcript (Claude Code, Codex, pi, opencode, ...), contextfold messages (JSONL) or a session store; - reads stdin')
+    .argument('<file>', 'a transcript (Claude Code, Codex, pi, opencode, ...), contextfold messages (JSONL), a session store, or a postgres:// or redis:// URL with --session; - reads stdin')
     .option('--top <n>', 'how many of the largest tool outputs to list (default: 10)', countArg)
   addOverheadOptions(addCommonOptions(cmd)).action(async (file: string, flags: InspectFlags) => {
     await run(async (ctx) => {

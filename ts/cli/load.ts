@@ -7,6 +7,7 @@ import { importTranscriptAsync } from '../../native.js'
 import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
 import { plural } from './format.js'
+import { databaseOf, loadDatabase, type DatabaseFlags } from './database.js'
 import { isStoreHeader, sessionStore } from './store.js'
 
 export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [
@@ -49,6 +50,8 @@ export interface LoadOptions {
   format?: InputFormat
   /** Stores: skip corrupt lines instead of failing. */
   recover?: boolean
+  /** A PostgreSQL or Redis URL as the file: the session and where its entries are. */
+  database?: DatabaseFlags
   signal?: AbortSignal
 }
 
@@ -191,8 +194,9 @@ function loadStore(file: string, head: string | undefined, recover: boolean): Lo
   }
 }
 
-/** Reads `file` (`-`: standard input) as whatever it holds. */
+/** Reads `file` (`-`: standard input; a postgres:// or redis:// URL: a session there) as whatever it holds. */
 export async function loadInput(file: string, options: LoadOptions = {}): Promise<LoadedInput> {
+  if (databaseOf(file)) return { format: 'store', warnings: [], ...(await loadDatabase(file, options.database ?? {})) }
   const stdin = file === '-'
   const text = stdin ? await readStdin() : undefined
   const head = text ?? (options.format === undefined || options.format === 'store' ? readHead(file) : undefined)

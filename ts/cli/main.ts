@@ -10,6 +10,7 @@ import { registerCompact } from './compact.js'
 import { registerConvert } from './convert.js'
 import { CliError, EXIT } from './errors.js'
 import { registerInspect } from './inspect.js'
+import { registerMigrate } from './migrate.js'
 import { printJson, watchStdout } from './output.js'
 import { report, reportUnexpected, type ErrorOutput } from './report.js'
 
@@ -63,6 +64,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerInspect(program, run)
   registerCompact(program, run)
   registerConvert(program, run)
+  registerMigrate(program, run)
   for (const cmd of program.commands) cmd.addHelpText('after', EXIT_CODES_HELP)
 
   try {
