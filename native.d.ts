@@ -153,6 +153,9 @@ export interface PrepareOptions {
 }
 
 /** Commands run with the same program, counted. */
+/** What a store records of a prune: what `Session.prune()` returned (its `stubs` too, when it gave them). */
+export type PruneRecord = Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }
+
 export interface CommandGroup {
   /** The program (`cargo test`, `grep`): the first word, with the subcommand for tools that have them. */
   program: string
@@ -464,7 +467,7 @@ export declare class LogWriter {
   /** The entries updating `message` adds (`CF_NOT_FOUND` for an id not in the log). */
   update(message: Message): Array<string>
   /** The entries recording a prune, as `Session.prune()` returned it. */
-  prune(result: Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }): Array<string>
+  prune(result: PruneRecord): Array<string>
   /** The entries recording the session's pins. */
   pins(pins: Pin[]): Array<string>
   /** Entries the scan could not read. */
@@ -622,7 +625,7 @@ export declare class SessionStore {
   /** Records the new version of a message (`CF_NOT_FOUND` if the file has no such id). */
   update(message: Message): void
   /** Records a prune, as `Session.prune()` returned it. */
-  prune(result: Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }): void
+  prune(result: PruneRecord): void
   /**
    * Records the session's pins as they stand (pass `session.pins()` after each change); a
    * load restores the last ones recorded.

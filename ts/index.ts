@@ -31,7 +31,7 @@ export {
   type CompactErrorOptions,
 } from './errors.js'
 export { continueMessage, continueText, replayMessage, isMedia } from './messages.js'
-export { LOCK_WAIT_MS, openLog, sessionFiles, type OpenSessionLog, type PruneRecord, type SessionLog } from './session-log.js'
+export { LOCK_WAIT_MS, openLog, sessionFiles, type OpenSessionLog, type SessionLog } from './session-log.js'
 export {
   BUDGET_INPUT_SCHEMA,
   budgetNotices,

@@ -4,11 +4,8 @@
 import { join } from 'node:path'
 
 import { SessionStore } from '../native.js'
-import type { Message, PruneResult, Session, SessionOptions, StoreOptions } from '../native.js'
+import type { Message, PruneRecord, Session, SessionOptions, StoreOptions } from '../native.js'
 import { InvalidArgumentError } from './errors.js'
-
-/** What a store records of a prune (what `Session.prune()` returned). */
-export type PruneRecord = Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'>
 
 /**
  * One session's log, open for writing (a single writer at a time). Each member may return a

@@ -73,13 +73,7 @@ impl LogWriter {
 
     /// The entries recording a prune, as `Session.prune()` returned it.
     #[napi]
-    pub fn prune(
-        &mut self,
-        #[napi(
-            ts_arg_type = "Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }"
-        )]
-        result: Json,
-    ) -> Result<Vec<String>> {
+    pub fn prune(&mut self, #[napi(ts_arg_type = "PruneRecord")] result: Json) -> Result<Vec<String>> {
         guard(|| {
             let record: PruneRecord = result.options("result")?;
             Ok(out(self.inner.prune(&record)?))

@@ -88,13 +88,7 @@ impl SessionStore {
 
     /// Records a prune, as `Session.prune()` returned it.
     #[napi]
-    pub fn prune(
-        &mut self,
-        #[napi(
-            ts_arg_type = "Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }"
-        )]
-        result: Json,
-    ) -> Result<()> {
+    pub fn prune(&mut self, #[napi(ts_arg_type = "PruneRecord")] result: Json) -> Result<()> {
         guard(|| {
             let record: PruneRecord = result.options("result")?;
             self.inner.prune(&record)

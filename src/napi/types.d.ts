@@ -153,6 +153,9 @@ export interface PrepareOptions {
 }
 
 /** Commands run with the same program, counted. */
+/** What a store records of a prune: what `Session.prune()` returned (its `stubs` too, when it gave them). */
+export type PruneRecord = Pick<PruneResult, 'prunedPartIDs' | 'messageIDs' | 'compactedAt'> & { stubs?: Array<string | null> }
+
 export interface CommandGroup {
   /** The program (`cargo test`, `grep`): the first word, with the subcommand for tools that have them. */
   program: string

@@ -5,8 +5,8 @@
 import { rename, rm, writeFile } from 'node:fs/promises'
 
 import { LogWriter, logHeader, logLoad, logLoadPlan, logMessages } from '../../native.js'
-import type { LogEntry, Message, Pin, Session, SessionOptions, StoreWarning } from '../../native.js'
-import type { PruneRecord, SessionLog } from '../session-log.js'
+import type { LogEntry, Message, Pin, PruneRecord, Session, SessionOptions, StoreWarning } from '../../native.js'
+import type { SessionLog } from '../session-log.js'
 import { StoreError } from './errors.js'
 
 /** The I/O of one session in one database, as `LogStore` needs it. */
@@ -164,7 +164,7 @@ export class LogStore implements SessionLog {
   }
 
   /** Records a prune, as `Session.prune()` returned it. */
-  prune(result: PruneRecord & { stubs?: Array<string | null> }): Promise<void> {
+  prune(result: PruneRecord): Promise<void> {
     return this.#change((w) => w.prune(result))
   }
 
