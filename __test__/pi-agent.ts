@@ -202,6 +202,29 @@ export function piSuite(v: PiUnderTest): void {
       }
     })
 
+    it('a summarizer failure compact() allows no fallback for (HTTP 401) is still compacted, offline', async () => {
+      const t = await start((call) => answer(call, 0), {
+        factory: createPiExtension({
+          summarizer: async () => {
+            throw Object.assign(new Error('invalid x-api-key'), { status: 401 })
+          },
+        }),
+      })
+      try {
+        await t.prompt(pad('Set up the build, do not touch CI config.', 30))
+        await t.prompt(pad('second', 30))
+        await t.prompt(pad('third', 30))
+        const result = await t.session.compact()
+        expect(result.summary).toContain('do not touch CI config')
+        const [entry] = t.compactions()
+        expect(entry.fromHook).toBe(true)
+        expect(entry.details.contextfold.fallback).toBe(true)
+        expect(entry.details.contextfold.reason).toMatch(/^CF_AUTH: invalid x-api-key \(used the extractive summary\)$/)
+      } finally {
+        t.close()
+      }
+    })
+
     it('a contextfold summarizer writes the summary instead of the model', async () => {
       const asked: string[] = []
       const t = await start((call) => answer(call, 0), {
