@@ -29,7 +29,8 @@ function loadComplete(): Promise<PiComplete> {
 export function summaryResponse(model: PiModel, msg: PiAssistantMessage, signal?: AbortSignal): SummaryResponse {
   if (msg.stopReason === 'aborted') throw abortError(signal)
   if (msg.stopReason === 'error') {
-    // pi-ai puts the provider's message here ("401 ...", "prompt is too long ..."); compact() classifies it.
+    // pi-ai puts the provider's message here ("401 ...", "prompt is too long ..."): compact() recognises a
+    // too-long prompt by its text; any other failure falls back to the extractive summary.
     throw new Error(msg.errorMessage || 'the model call failed')
   }
   const text = msg.content
