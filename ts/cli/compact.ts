@@ -11,7 +11,7 @@ import type { CompactionResult, Summarizer, TemplateName } from '../types.js'
 import { addCommonOptions, addOverheadOptions, openSession, type CommonFlags, type RunContext } from './common.js'
 import { CliError, EXIT, usageError } from './errors.js'
 import { int, plural, table } from './format.js'
-import { checkOutFormat, defaultOutFormat, OUT_FORMATS, print, printJson, writeSession, type OutFormat } from './output.js'
+import { DEFAULT_OUT_FORMAT, OUT_FORMATS, print, printJson, writeSession, type OutFormat } from './output.js'
 
 export const SUMMARIZERS = ['extractive', 'openai-compatible'] as const
 export type SummarizerName = (typeof SUMMARIZERS)[number]
@@ -95,8 +95,7 @@ function figures(usage: ContextUsage, messages: number): Figures {
 export async function runCompact(file: string, flags: CompactFlags, ctx: RunContext): Promise<CompactReport> {
   const chosen = chooseSummarizer(flags)
   if (flags.outFormat !== undefined && flags.out === undefined) throw usageError('--out-format: only with --out')
-  const outFormat = flags.outFormat ?? defaultOutFormat()
-  if (flags.out !== undefined) checkOutFormat(outFormat)
+  const outFormat = flags.outFormat ?? DEFAULT_OUT_FORMAT
 
   const { input, session, options } = await openSession(file, flags, ctx)
   const before = figures(session.usage(), session.context().length)
@@ -236,7 +235,7 @@ export function registerCompact(program: Command, run: (action: (ctx: RunContext
     .option('--no-continue', "don't append the synthetic \"Continue if you have next steps...\" message")
     .option('--no-fallback', 'fail (exit 1) instead of using the extractive summary when the summarizer fails')
     .option('-o, --out <file>', 'write the compacted session (every message, hidden ones included) to this file')
-    .addOption(new Option('--out-format <format>', 'how --out writes: messages (JSON lines) or store (default: store when this build has SessionStore)').choices(OUT_FORMATS))
+    .addOption(new Option('--out-format <format>', 'how --out writes: messages (JSON lines) or store (default: store)').choices(OUT_FORMATS))
   addOverheadOptions(addCommonOptions(cmd)).action(async (file: string, flags: CompactFlags) => {
     await run(async (ctx) => {
       const report = await runCompact(file, flags, ctx)

@@ -7,8 +7,7 @@ import { addCommonOptions, countArg, openSession, type CommonFlags, type RunCont
 import { usageError } from './errors.js'
 import { int, plural } from './format.js'
 import {
-  checkOutFormat,
-  defaultOutFormat,
+  DEFAULT_OUT_FORMAT,
   messagesJsonl,
   OUT_FORMATS,
   print,
@@ -59,7 +58,7 @@ export function registerConvert(program: Command, run: (action: (ctx: RunContext
     .addOption(new Option('--to <format>', 'the output format').choices(TARGETS).makeOptionMandatory())
     .option('-o, --out <file>', 'write to this file instead of stdout')
     .addOption(
-      new Option('--out-format <format>', '--to contextfold with --out: messages (JSON lines) or store (default: store when this build has SessionStore)').choices(
+      new Option('--out-format <format>', '--to contextfold with --out: messages (JSON lines) or store (default: store)').choices(
         OUT_FORMATS,
       ),
     )
@@ -74,8 +73,7 @@ export function registerConvert(program: Command, run: (action: (ctx: RunContext
       if (to === 'contextfold' && (flags.stripMedia || flags.toolOutputMaxChars !== undefined)) {
         throw usageError('--strip-media and --tool-output-max-chars apply to ai-sdk, anthropic and openai, not contextfold')
       }
-      const outFormat = flags.outFormat ?? defaultOutFormat()
-      if (to === 'contextfold' && flags.out !== undefined) checkOutFormat(outFormat)
+      const outFormat = flags.outFormat ?? DEFAULT_OUT_FORMAT
 
       const { input, session, options } = await openSession(file, flags, ctx)
       ctx.progress.update(`Converting ${file} to ${to}`)

@@ -3,12 +3,12 @@
 // session store (first line `{"type":"header",...}`, read with the native SessionStore).
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 
-import { importTranscriptAsync } from '../../native.js'
+import { importTranscriptAsync, SessionStore } from '../../native.js'
 import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
 import { plural } from './format.js'
 import { databaseOf, loadDatabase, type DatabaseFlags } from './database.js'
-import { isStoreHeader, sessionStore } from './store.js'
+import { isStoreHeader } from './store.js'
 
 export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [
   'claude-code',
@@ -165,20 +165,11 @@ export function parseMessages(text: string, file: string): { messages: Message[]
 }
 
 function loadStore(file: string, head: string | undefined, recover: boolean): LoadedInput {
-  const Store = sessionStore()
-  if (!Store) {
-    throw new CliError(
-      EXIT.INPUT,
-      'CF_UNSUPPORTED',
-      `${file}: is a contextfold session store, and this build of contextfold has no SessionStore (update contextfold, or convert it with a build that has one)`,
-      { file },
-    )
-  }
-  let store: ReturnType<typeof Store.open> | undefined
+  let store: SessionStore | undefined
   try {
-    store = Store.open(file, { readOnly: true, recover })
+    store = SessionStore.open(file, { readOnly: true, recover })
     const messages = store.loadAll()
-    const warnings: ImportWarning[] = (store.warnings ?? []).map((w) => ({ line: w.line, message: w.message }))
+    const warnings: ImportWarning[] = store.warnings.map((w) => ({ line: w.line, message: w.message }))
     const loaded: LoadedInput = { file, format: 'store', messages, warnings }
     const header = head === undefined ? undefined : parse(head.replace(/^\uFEFF/, '').split('\n', 1)[0] ?? '')
     if (isStoreHeader(header) && header.session && typeof header.session === 'object') loaded.sessionOptions = header.session

@@ -3,9 +3,9 @@
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 
+import { SessionStore } from '../../native.js'
 import type { Message, SessionOptions } from '../../native.js'
-import { CliError, EXIT, outputError } from './errors.js'
-import { sessionStore } from './store.js'
+import { outputError } from './errors.js'
 
 /** How `--out` writes a session: `messages` (JSON lines, one message each) or a `store` file. */
 export type OutFormat = 'messages' | 'store'
@@ -37,21 +37,8 @@ export function printJson(value: unknown): void {
   print(JSON.stringify(value, null, 2))
 }
 
-/** The default `--out-format`: a store when this build has SessionStore, else messages. */
-export function defaultOutFormat(): OutFormat {
-  return sessionStore() ? 'store' : 'messages'
-}
-
-/** Checks `--out-format store` can be honoured before any work is done. */
-export function checkOutFormat(format: OutFormat): void {
-  if (format === 'store' && !sessionStore()) {
-    throw new CliError(
-      EXIT.USAGE,
-      'CF_UNSUPPORTED',
-      "--out-format store: this build of contextfold has no SessionStore; use '--out-format messages'",
-    )
-  }
-}
+/** The default `--out-format`: a session store. */
+export const DEFAULT_OUT_FORMAT: OutFormat = 'store'
 
 export function messagesJsonl(messages: readonly Message[]): string {
   let out = ''
@@ -84,13 +71,11 @@ export function writeSession(file: string, messages: readonly Message[], format:
     writeFileAtomic(file, messagesJsonl(messages))
     return messages.length
   }
-  checkOutFormat(format)
-  const Store = sessionStore()!
   const tmp = tempPath(file)
   rmSync(tmp, { force: true })
-  let store: ReturnType<typeof Store.open> | undefined
+  let store: SessionStore | undefined
   try {
-    store = Store.open(tmp, { create: true, durability: 'batch', session: options })
+    store = SessionStore.open(tmp, { create: true, durability: 'batch', session: options })
     for (const m of messages) store.append(m)
     store.close()
     store = undefined
