@@ -179,14 +179,8 @@ export function piSuite(v: PiUnderTest): void {
       }
     })
 
-    it('a failed summary call gives the extractive summary, not a failed compaction', async () => {
-      const t = await start(
-        (call) =>
-          call.summary
-            ? v.faux.fauxAssistantMessage('', { stopReason: 'error', errorMessage: '500 Internal Server Error: overloaded' })
-            : answer(call, 0),
-        { factory: createPiExtension() },
-      )
+    /** Three turns, then `/compact`: the compaction recorded is the extractive summary, for `reason`. */
+    async function compactsOffline(t: Awaited<ReturnType<typeof start>>, reason: RegExp) {
       try {
         await t.prompt(pad('Set up the build, do not touch CI config.', 30))
         await t.prompt(pad('second', 30))
@@ -196,33 +190,26 @@ export function piSuite(v: PiUnderTest): void {
         const [entry] = t.compactions()
         expect(entry.fromHook).toBe(true)
         expect(entry.details.contextfold.fallback).toBe(true)
-        expect(entry.details.contextfold.reason).toMatch(/500/)
+        expect(entry.details.contextfold.reason).toMatch(reason)
       } finally {
         t.close()
       }
+    }
+
+    it('a failed summary call gives the extractive summary, not a failed compaction', async () => {
+      const failing = (call: Call) =>
+        call.summary
+          ? v.faux.fauxAssistantMessage('', { stopReason: 'error', errorMessage: '500 Internal Server Error: overloaded' })
+          : answer(call, 0)
+      await compactsOffline(await start(failing, { factory: createPiExtension() }), /500/)
     })
 
     it('a summarizer failure compact() allows no fallback for (HTTP 401) is still compacted, offline', async () => {
-      const t = await start((call) => answer(call, 0), {
-        factory: createPiExtension({
-          summarizer: async () => {
-            throw Object.assign(new Error('invalid x-api-key'), { status: 401 })
-          },
-        }),
-      })
-      try {
-        await t.prompt(pad('Set up the build, do not touch CI config.', 30))
-        await t.prompt(pad('second', 30))
-        await t.prompt(pad('third', 30))
-        const result = await t.session.compact()
-        expect(result.summary).toContain('do not touch CI config')
-        const [entry] = t.compactions()
-        expect(entry.fromHook).toBe(true)
-        expect(entry.details.contextfold.fallback).toBe(true)
-        expect(entry.details.contextfold.reason).toMatch(/^CF_AUTH: invalid x-api-key \(used the extractive summary\)$/)
-      } finally {
-        t.close()
+      const summarizer = async () => {
+        throw Object.assign(new Error('invalid x-api-key'), { status: 401 })
       }
+      const t = await start((call) => answer(call, 0), { factory: createPiExtension({ summarizer }) })
+      await compactsOffline(t, /^CF_AUTH: invalid x-api-key \(used the extractive summary\)$/)
     })
 
     it('a contextfold summarizer writes the summary instead of the model', async () => {
