@@ -3,8 +3,9 @@
 import { existsSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 
-import { SessionStore } from '../../native.js'
-import type { Message, SessionOptions } from '../../native.js'
+import { createRequire } from 'node:module'
+
+import type { Message, SessionOptions, SessionStore } from '../../native.js'
 import { outputError } from './errors.js'
 
 /** How `--out` writes a session: `messages` (JSON lines, one message each) or a `store` file. */
@@ -71,11 +72,13 @@ export function writeSession(file: string, messages: readonly Message[], format:
     writeFileAtomic(file, messagesJsonl(messages))
     return messages.length
   }
+  // Required here, not imported: the error reporter loads this module before the addon may load.
+  const native = createRequire(import.meta.url)('../../native.js') as typeof import('../../native.js')
   const tmp = tempPath(file)
   rmSync(tmp, { force: true })
   let store: SessionStore | undefined
   try {
-    store = SessionStore.open(tmp, { create: true, durability: 'batch', session: options })
+    store = native.SessionStore.open(tmp, { create: true, durability: 'batch', session: options })
     for (const m of messages) store.append(m)
     store.close()
     store = undefined
