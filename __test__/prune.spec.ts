@@ -3,7 +3,7 @@
 // tool output, prune only if more than pruneMinimum would be freed, mark compactedAt.
 import { describe, expect, it } from 'vitest'
 
-import { Session, prune, toModelMessages } from '../native.js'
+import { Session, countTokens, prune, toModelMessages } from '../native.js'
 import type { CompactionConfig, Message, ToolPart } from '../native.js'
 import {
   PRUNED,
@@ -118,20 +118,26 @@ describe('prune thresholds (exact, with small settings)', () => {
   const cfg = (c: CompactionConfig): CompactionConfig => ({ ...c })
 
   it('protects exactly pruneProtect tokens: a part is cleared once the running total exceeds it', () => {
-    // walking back: t2 brings the total to 100 (not > 100), t1 to 101 (> 100): only t1 is a victim.
-    const at = prune(turnsWithOutputs([1, 100, 5, 5]), cfg({ pruneProtect: 100, pruneMinimum: 0 }), 'o200k')
+    // walking back: t2 brings the total to 100 (not > 100), t1 to 120 (> 100): only t1 is a victim.
+    const at = prune(turnsWithOutputs([20, 100, 5, 5]), cfg({ pruneProtect: 100, pruneMinimum: 0 }), 'o200k')
     expect(at.prunedPartIDs).toEqual(['t1'])
-    const over = prune(turnsWithOutputs([1, 101, 5, 5]), cfg({ pruneProtect: 100, pruneMinimum: 0 }), 'o200k')
+    const over = prune(turnsWithOutputs([20, 101, 5, 5]), cfg({ pruneProtect: 100, pruneMinimum: 0 }), 'o200k')
     expect(sorted(over.prunedPartIDs)).toEqual(['t1', 't2'])
     expect(over.prunedPartIDs.length).toBe(over.messageIDs.length)
     expect(over.messageIDs[over.prunedPartIDs.indexOf('t2')]).toBe('a2')
   })
 
-  it('prunes only when strictly more than pruneMinimum tokens of output would be cleared', () => {
+  it('prunes only when strictly more than pruneMinimum tokens would be freed, net of the marker left in place', () => {
     const c = cfg({ pruneProtect: 100, pruneMinimum: 50 })
-    // t2 is protected (100), t1 is past it with 50 tokens: 50 is not > 50
-    expect(prune(turnsWithOutputs([50, 100, 5, 5]), c, 'o200k').prunedPartIDs).toEqual([])
-    expect(prune(turnsWithOutputs([51, 100, 5, 5]), c, 'o200k').prunedPartIDs).toEqual(['t1'])
+    const marker = countTokens(PRUNED, 'o200k')
+    // t2 is protected (100), t1 is past it: clearing it frees its tokens less the marker's.
+    expect(prune(turnsWithOutputs([50 + marker, 100, 5, 5]), c, 'o200k').prunedPartIDs).toEqual([])
+    const over = prune(turnsWithOutputs([51 + marker, 100, 5, 5]), c, 'o200k')
+    expect(over.prunedPartIDs).toEqual(['t1'])
+    expect(over.tokensFreed).toBe(51)
+    // An output no larger than the marker frees nothing: never cleared, even with no minimum.
+    const tiny = prune(turnsWithOutputs([marker, 100, 5, 5]), cfg({ pruneProtect: 100, pruneMinimum: 0 }), 'o200k')
+    expect(tiny.prunedPartIDs).toEqual([])
   })
 
   it('keeps the last two user turns even with no protection at all', () => {
@@ -183,7 +189,7 @@ describe('prune thresholds (exact, with small settings)', () => {
       assistant('a1', [
         tool('c1', 'bash', failedTool(words(500)), 'err1'),
         tool('c2', 'bash', pending({ cmd: words(500) }), 'pend1'),
-        tool('c3', 'bash', completed(words(5)), 'ok1'),
+        tool('c3', 'bash', completed(words(30)), 'ok1'),
       ]),
       user('u2'),
       user('u3'),

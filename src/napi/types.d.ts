@@ -78,7 +78,7 @@ export interface CompactionConfig {
    * long tool loop on one request prunes too (default 10).
    */
   pruneProtectSteps?: number
-  /** Prune only if it frees more than this (default 20000). */
+  /** Prune only if it frees more than this, net of the markers left in place (default 20000). */
   pruneMinimum?: number
   /** Tools whose output is never pruned (default ['skill']). */
   protectedTools?: string[]

@@ -3,7 +3,8 @@
 //! Walk back from the newest message, skipping the last two user turns (at most
 //! `prune_protect_steps` answers of them, so a long loop on one request prunes too); stop at a
 //! summary or at an output pruned before. The newest `prune_protect` tokens of tool output are kept; everything older
-//! is cleared, but only when that frees more than `prune_minimum`.
+//! is cleared, but only when that frees more than `prune_minimum` (net of the markers that take
+//! the outputs' place).
 
 use super::CompactionConfig;
 use crate::message::{Part, ToolState};
@@ -17,7 +18,8 @@ pub struct PruneResult {
     pub output_tokens: u64,
 }
 
-pub fn prune(entries: &[Entry], cfg: &CompactionConfig) -> PruneResult {
+/// `marker`: the tokens of the marker a cleared output becomes.
+pub fn prune(entries: &[Entry], cfg: &CompactionConfig, marker: u64) -> PruneResult {
     let (mut turns, mut steps) = (0, 0u64);
     let mut total = 0u64;
     let mut found = PruneResult::default();
@@ -55,7 +57,8 @@ pub fn prune(entries: &[Entry], cfg: &CompactionConfig) -> PruneResult {
             }
         }
     }
-    if found.output_tokens > cfg.prune_minimum {
+    let freed = found.output_tokens.saturating_sub(marker * found.victims.len() as u64);
+    if freed > cfg.prune_minimum {
         found
     } else {
         PruneResult::default()

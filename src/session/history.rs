@@ -9,7 +9,7 @@ use super::Breakdown;
 use super::{ContextUsage, SessionOptions, Source};
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
-use crate::message::{Message, Part, ToolState};
+use crate::message::{markers, Message, Part, ToolState};
 use crate::policy::{self, pressure_tier, Base, Selection, Turn, View};
 use crate::tokens::Entry;
 use crate::tokens::{Counter, MessageCount, Tokenizer};
@@ -471,7 +471,7 @@ impl History {
 
     /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
     pub fn prune(&mut self) -> PruneOutcome {
-        let found = policy::prune(&self.entries, &self.opts.compaction);
+        let found = policy::prune(&self.entries, &self.opts.compaction, self.counter.text(markers::PRUNED));
         let stubs = policy::microcompact(&self.entries, &self.opts.compaction, &self.counter);
         let stubbed: std::collections::HashSet<(usize, usize)> = stubs.iter().map(|s| s.position).collect();
         let by_age = found.victims.into_iter().filter(|v| !stubbed.contains(v)).map(|v| (v, policy::Rule::Age, None));
