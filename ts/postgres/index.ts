@@ -44,6 +44,7 @@ class PostgresBackend implements LogBackend {
   #pool: Pool
   #own: boolean
   #table: string
+  #names: PostgresTable
   #id: string
   #writer: PoolClient | undefined
   #locked = false
@@ -52,8 +53,13 @@ class PostgresBackend implements LogBackend {
     this.#pool = pool
     this.#own = own
     this.#table = names(t).qualified
+    this.#names = t
     this.#id = id
     this.label = `PostgreSQL ${names(t).display} session ${JSON.stringify(id)}`
+  }
+
+  checkSetup(): Promise<void> {
+    return checkSchema(this.#pool, this.#names)
   }
 
   /** The writer's connection, or the pool for reads. */
@@ -172,12 +178,6 @@ export class PostgresSessionStore extends LogStore {
   static async open(options: PostgresOpenOptions): Promise<PostgresSessionStore> {
     const { pool, own } = await poolOf(options)
     const backend = new PostgresBackend(pool, own, options, options.id)
-    try {
-      await checkSchema(pool, options)
-    } catch (e) {
-      await backend.close().catch(() => {})
-      throw coded(e, backend.label)
-    }
     return LogStore.openOn((b, header) => new PostgresSessionStore(b, options, header), backend, options)
   }
 

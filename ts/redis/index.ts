@@ -117,7 +117,7 @@ class RedisBackend implements LogBackend {
     }
   }
 
-  async checkLayout(): Promise<void> {
+  async checkSetup(): Promise<void> {
     const found = await this.#run(() => this.#client.get(this.#keys.layout))
     if (found === null) {
       throw new StoreError('CF_STORE_SETUP', `Redis: no ${this.#keys.layout} key: run RedisSessionStore.setup({ ... }) or \`contextfold migrate <url>\` once`)
@@ -208,12 +208,6 @@ export class RedisSessionStore extends LogStore {
   static async open(options: RedisOpenOptions): Promise<RedisSessionStore> {
     const { client, own } = await clientOf(options)
     const backend = new RedisBackend(client, own, options, options.id)
-    try {
-      await backend.checkLayout()
-    } catch (e) {
-      await backend.close().catch(() => {})
-      throw coded(e, backend.label)
-    }
     return LogStore.openOn((b, header) => new RedisSessionStore(b, options, header), backend, options)
   }
 
@@ -226,7 +220,7 @@ export class RedisSessionStore extends LogStore {
       await client.set(key, LAYOUT, 'NX').catch((e: unknown) => {
         throw redisError(e, `Redis ${key}`)
       })
-      await backend.checkLayout()
+      await backend.checkSetup()
     } catch (e) {
       throw coded(e, 'Redis')
     } finally {

@@ -13,6 +13,8 @@ import { StoreError } from './errors.js'
 export interface LogBackend {
   /** Names the session in messages (`postgres "public"."contextfold_entries" session "s1"`). */
   readonly label: string
+  /** Checks that `setup` made the table or key layout, and that it is contextfold's (`CF_STORE_SETUP`). */
+  checkSetup(): Promise<void>
   /** Takes the writer lock without waiting (`CF_SESSION_LOCKED` when another writer holds it). */
   lock(): Promise<void>
   /** Writes the header as entry 1 unless the session has one; returns the header there. */
@@ -86,6 +88,7 @@ export class LogStore implements SessionLog {
     options: LogOpenOptions,
   ): Promise<T> {
     try {
+      await backend.checkSetup()
       let header = await backend.header()
       if (options.readOnly || options.create === false) {
         if (header === undefined) throw new StoreError('CF_SESSION_NOT_FOUND', `${backend.label}: no such session`)
