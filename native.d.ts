@@ -58,13 +58,47 @@ export interface ModelInfo {
   providerID?: string
   modelID?: string
   limit: { context: number; input?: number; output?: number }
+  /** Prices in USD per million tokens (the catalog's), read by the cache-aware prune policy. */
+  cost?: ModelCost
 }
+
+/** A model's prices in USD per million tokens (models.dev's `cost`). */
+export interface ModelCost {
+  input: number
+  output: number
+  /** Reading a cached prefix; without it the provider gives no cache discount. */
+  cacheRead?: number
+  /** Writing to the 5-minute cache; without it writing costs the input price (OpenAI). */
+  cacheWrite?: number
+  /** Writing to the 1-hour cache (Anthropic: twice the input price). */
+  cacheWrite1h?: number
+}
+
+/** The provider's prompt cache, for the cache-aware prune policy. */
+export interface CacheOptions {
+  /** How long the provider keeps a prefix after its last use: ms, `'5m'` or `'1h'` (default 5 minutes). */
+  ttl?: number | '5m' | '1h'
+  /**
+   * Prices overriding `model.cost`. Without either, Anthropic's ratios (reads 0.1×, writes 1.25× the
+   * input price): where breaking the cache costs most, so pruning errs towards keeping the prefix.
+   */
+  prices?: ModelCost
+}
+
+/**
+ * When the auto-compactor prunes old tool output: `'cache'` (default) where what it saves over the
+ * requests expected to follow outweighs the provider cache it breaks (`Session.decidePrune`);
+ * `'opencode'` after every step; `'tier'` (or `true`) at the `prune` pressure tier; `'never'` (or
+ * `false`) never.
+ */
+export type PrunePolicy = 'cache' | 'opencode' | 'tier' | 'never'
+
 
 export interface CompactionConfig {
   /** Overflow triggers compaction (default true). */
   auto?: boolean
-  /** Prune old tool output after each turn (default false). */
-  prune?: boolean
+  /** When the auto-compactor prunes (default `'cache'`; `true` is `'tier'`, `false` is `'never'`). */
+  prune?: PrunePolicy | boolean
   /** Headroom kept free below the window (default min(20000, max output)). */
   reserved?: number
   /** Token budget of the verbatim tail (default clamp(usable × 0.25, 2000, 15000)). */
@@ -103,6 +137,8 @@ export interface SessionOptions {
   compaction?: CompactionConfig
   /** Default: exact o200k/cl100k for OpenAI-family models, the calibrated estimate otherwise. */
   tokenizer?: TokenizerName
+  /** The provider's prompt cache: its lifetime and prices. */
+  cache?: CacheOptions
 }
 
 
@@ -524,8 +560,28 @@ export declare class Session {
    * unknown window).
    */
   isOverflow(): boolean
-  /** Clears old tool output (opencode's prune); idempotent. */
-  prune(): PruneResult
+  /**
+   * Clears old tool output (opencode's prune); idempotent. With `dryRun: true`, reports what it
+   * would clear and free, and where the prompt would first change, without changing anything.
+   */
+  prune(options?: { dryRun?: boolean }): PruneResult
+  /**
+   * Records that the context as it stands was sent to the provider, at `at` (epoch ms;
+   * default: the newest message's own time). The cache-aware prune policy reads it.
+   */
+  recordRequest(at?: number | undefined | null): SentRequest
+  /** The last request: the one recorded, or the one the newest answer replied to. */
+  lastRequest(): SentRequest | null
+  /** The context's message ids with their token counts (nothing is counted again). */
+  contextTokens(): ContextTokens
+  /**
+   * Whether a prune pays now with the provider's prompt cache (the `cache` prune policy):
+   * what it saves on the requests expected to follow against what breaking the cache costs.
+   * `now` (epoch ms) judges the cache's age (default: the newest message's own time);
+   * `threshold` is the tokens at which a compaction runs (default: the usable window).
+   * Changes nothing.
+   */
+  decidePrune(options?: { now?: number; threshold?: number }): PruneDecision
   /**
    * Pins a message: what the model reads of it stays verbatim through every compaction (in
    * the summary's Preserved section, within its budget). `CF_NOT_FOUND` for an unknown id.
@@ -655,6 +711,13 @@ export declare class SessionStore {
   get readOnly(): boolean
 }
 
+/** The context's messages with their token counts, in the order the model reads them. */
+export interface ContextTokens {
+  ids: Array<string>
+  /** Tokens of each message (the session's counts: nothing is counted again). */
+  tokens: Array<number>
+}
+
 export interface ContextUsage {
   /** Tokens in the context now. */
   tokens: number
@@ -749,6 +812,31 @@ export interface LogPlan {
 /** Which tool outputs a prune would clear; the caller sets `state.compactedAt` on them. */
 export declare function prune(messages: Message[], cfg?: CompactionConfig, tokenizer?: TokenizerName): PruneResult
 
+/** Whether a prune pays now (the cache-aware policy): the decision, its terms, and the prune. */
+export interface PruneDecision {
+  prune: boolean
+  /** USD the requests that follow would save (negative: they would cost more). */
+  saving: number
+  /** USD breaking the provider's cache costs now (what it writes again instead of reading). */
+  cost: number
+  /** Tokens the prune frees. */
+  freed: number
+  /** Tokens of the last request that the provider would write again. */
+  rewritten: number
+  /** The last request is still in the provider's cache. */
+  warm: boolean
+  /** Tokens in the context now. */
+  context: number
+  /** Tokens at which a compaction runs. */
+  threshold: number
+  /** Expected tokens right after a compaction. */
+  afterCompaction: number
+  /** Tokens a request adds, on average. */
+  growth: number
+  /** The prune it is about (a dry run). */
+  result: PruneResult
+}
+
 export interface PruneResult {
   prunedPartIDs: Array<string>
   /** The message holding each pruned part, in the same order. */
@@ -763,6 +851,15 @@ export interface PruneResult {
   stubs: Array<string | null>
   /** Parts and tokens each rule cleared: `age`, `duplicate`, `reread`, `stale`. */
   rules: PruneRules
+  /** The first context message the prune changes: the provider's cached prefix ends there. */
+  firstChangedID?: string
+  /**
+   * Tokens of the context from that message on, after the prune: what the next request sends
+   * again instead of reading it from the cache.
+   */
+  tokensFromFirstChanged: number
+  /** True for `prune({ dryRun: true })`: nothing was changed. */
+  dryRun: boolean
 }
 
 export interface PruneRules {
@@ -790,6 +887,16 @@ export interface Selection {
   /** The first message kept verbatim (none: everything is summarized). */
   tailStartID?: string
   tailTokens: number
+}
+
+/** The last request sent to the provider, as the session knows it. */
+export interface SentRequest {
+  /** When it was sent (epoch ms). */
+  at: number
+  /** How many messages of the history (in arrival order) existed then. */
+  messages: number
+  /** Recorded with `recordRequest` (else read from the newest answer's time). */
+  recorded: boolean
 }
 
 /** The largest suffix of `turn` that fits `budget` tokens and may start a tail, if any. */

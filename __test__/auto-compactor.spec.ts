@@ -1,4 +1,4 @@
-// AutoCompactor: pressure events, prune at the prune tier, compaction at overflow, the circuit
+// AutoCompactor: pressure events, prune at the prune tier (the `tier` policy), compaction at overflow, the circuit
 // breaker, the anti-thrash stop, re-entrancy, all with scripted summarizers.
 import { describe, expect, it } from 'vitest'
 
@@ -89,9 +89,11 @@ describe('AutoCompactor', () => {
     expect(snapshot(s)).toEqual(before)
   })
 
-  it("without the option, prunes as the session's compaction.prune says (off by default)", async () => {
-    const off = session({ pruneProtect: 300, pruneMinimum: 200 })
-    expect(off.options.compaction?.prune).toBe(false)
+  it("without the option, prunes as the session's compaction.prune says ('cache' by default)", async () => {
+    expect(session().options.compaction?.prune).toBe('cache')
+    expect(new AutoCompactor(session()).prunePolicy).toBe('cache')
+    const off = session({ pruneProtect: 300, pruneMinimum: 200, prune: false })
+    expect(off.options.compaction?.prune).toBe('never')
     const quiet = new AutoCompactor(off, { summarizer: scripted(() => ({ text: 'x' })) })
     expect(quiet.prunes).toBe(false)
     grow(off, (u) => u.tier === 'prune')
@@ -99,9 +101,9 @@ describe('AutoCompactor', () => {
     expect((await quiet.afterStep()).pruned).toBeUndefined()
     expect(snapshot(off)).toEqual(before)
 
-    // prune: true on the AutoCompactor turns it on for a session that has it off.
+    // prune: true on the AutoCompactor turns the tier rule on for a session that has it off.
     const forced = new AutoCompactor(off, { summarizer: scripted(() => ({ text: 'x' })), prune: true })
-    expect(forced.prunes).toBe(true)
+    expect(forced.prunePolicy).toBe('tier')
     expect((await forced.afterStep()).pruned?.prunedPartIDs.length).toBeGreaterThan(0)
   })
 

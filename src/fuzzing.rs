@@ -174,6 +174,7 @@ pub fn session_ops(data: &[u8]) {
             ..Default::default()
         },
         tokenizer: Some("estimate".into()),
+        cache: Default::default(),
     };
     let mut h = History::new(opts.clone()).expect("valid options");
     let mut next = 0;

@@ -1,14 +1,14 @@
 // AutoCompactor: call `afterStep()` after each model step; it reports pressure, prunes at the prune
 // tier, compacts on overflow, and stops itself after repeated failures or ineffective compactions.
-import type { ContextUsage, Message, PruneResult, Session } from '../native.js'
+import type { ContextUsage, Message, PruneDecision, PrunePolicy, PruneResult, Session } from '../native.js'
 import { compact, recordSummarized, summarizeAhead, type Summarized } from './compact.js'
 import type { CompactOptions, CompactionResult } from './types.js'
 
 export interface AutoCompactorEvents {
   /** The context is at the `notice` tier or above (emitted on every step while it is). */
   pressure: { usage: ContextUsage }
-  /** Old tool output was cleared (`usage` is after the prune). */
-  prune: { result: PruneResult; usage: ContextUsage }
+  /** Old tool output was cleared (`usage` is after the prune; `decision`: why, under the `cache` policy). */
+  prune: { result: PruneResult; usage: ContextUsage; decision?: PruneDecision }
   /** A compaction starts. */
   compacting: { usage: ContextUsage; overflow: boolean }
   /** A speculative summary of the context so far started in the background. */
@@ -28,10 +28,21 @@ export type AutoCompactorListener<K extends AutoCompactorEvent> = (event: AutoCo
 export interface AutoCompactorOptions
   extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay'> {
   /**
-   * Run `session.prune()` at the `prune` tier and above, before compacting. Default: the session's
-   * own setting, `session.options.compaction.prune` (`CompactionConfig.prune`, false unless set).
+   * When steps prune old tool output. Default: the session's own setting,
+   * `session.options.compaction.prune`, which defaults to `'cache'`:
+   * - `'cache'`: where the tokens it saves over the requests expected to follow outweigh the
+   *   provider cache it breaks (`session.decidePrune()`, judged with `clock`), and right after a
+   *   compaction, which breaks the cache anyway;
+   * - `'opencode'`: after every step;
+   * - `'tier'` (`true`): at the `prune` tier and above, before compacting;
+   * - `'never'` (`false`): compaction only.
    */
-  prune?: boolean
+  prune?: PrunePolicy | boolean
+  /**
+   * The time (epoch ms) the `cache` policy judges the provider cache's age by. Default: the
+   * messages' own times (the newest message's), so a replay decides as the live run did.
+   */
+  clock?: () => number
   /** Consecutive failed compactions that stop automatic compaction (default 3). */
   maxFailures?: number
   /** Compactions in a row that leave the context over the limit before automatic compaction stops (default 2). */
@@ -104,9 +115,18 @@ export interface AutoCompactorState {
 }
 
 /** The options `compact()` takes, out of the compactor's own. */
-function compactOptionsOf(options: AutoCompactorOptions): Omit<AutoCompactorOptions, 'prune' | 'maxFailures' | 'maxIneffective' | 'speculateAt' | 'compactAt' | 'state'> {
-  const { prune: _p, maxFailures: _f, maxIneffective: _i, speculateAt: _s, compactAt: _c, state: _t, ...rest } = options
+function compactOptionsOf(
+  options: AutoCompactorOptions,
+): Omit<AutoCompactorOptions, 'prune' | 'clock' | 'maxFailures' | 'maxIneffective' | 'speculateAt' | 'compactAt' | 'state'> {
+  const { prune: _p, clock: _k, maxFailures: _f, maxIneffective: _i, speculateAt: _s, compactAt: _c, state: _t, ...rest } = options
   return rest
+}
+
+/** A `prune` setting as a policy name (`true` is `'tier'`, `false` is `'never'`). */
+function policyOf(prune: PrunePolicy | boolean | undefined): PrunePolicy {
+  if (prune === true) return 'tier'
+  if (prune === false) return 'never'
+  return prune ?? 'cache'
 }
 
 export class AutoCompactor {
@@ -157,9 +177,14 @@ export class AutoCompactor {
     return s
   }
 
-  /** Whether steps prune: the `prune` option, else the session's `compaction.prune`. */
+  /** When steps prune: the `prune` option, else the session's `compaction.prune`. */
+  get prunePolicy(): PrunePolicy {
+    return policyOf(this.#options.prune ?? this.session.options?.compaction?.prune)
+  }
+
+  /** Whether steps may prune at all (the policy is not `'never'`). */
   get prunes(): boolean {
-    return this.#options.prune ?? this.session.options?.compaction?.prune ?? false
+    return this.prunePolicy !== 'never'
   }
 
   /** True while a step is compacting. */
@@ -237,16 +262,15 @@ export class AutoCompactor {
       if (usage.tier !== 'ok') this.#emit('pressure', { usage })
       const out: AfterStepResult = { usage }
       const overflow = options.overflow === true
-      if (this.prunes && (usage.tier === 'prune' || usage.tier === 'compact' || overflow)) {
-        const result = session.prune()
-        if (result.prunedPartIDs.length > 0) {
-          usage = session.usage()
-          out.pruned = result
-          out.usage = usage
-          this.#emit('prune', { result, usage })
-        }
+      const policy = this.prunePolicy
+      const due = overflow || options.force === true || this.#due(usage)
+      if (policy === 'opencode' || (policy === 'tier' && (usage.tier === 'prune' || usage.tier === 'compact' || overflow))) {
+        usage = this.#prune(out) ?? usage
+      } else if (policy === 'cache' && !due) {
+        const decision = session.decidePrune(this.#decideOptions())
+        if (decision.prune) usage = this.#prune(out, decision) ?? usage
       }
-      if (!overflow && options.force !== true && !this.#due(usage)) {
+      if (!due || (!overflow && options.force !== true && !this.#due(usage))) {
         this.#speculate(usage)
         return out
       }
@@ -271,6 +295,8 @@ export class AutoCompactor {
       out.compaction = result
       out.usage = session.usage()
       this.#emit('compact', { result })
+      // The compaction rewrote the prompt: clearing the kept tail's old output now breaks nothing more.
+      if (policy === 'cache' && result.status === 'compacted') out.usage = this.#prune(out) ?? out.usage
       if (result.status === 'compacted') {
         this.#failures = 0
         if (this.#due(out.usage)) {
@@ -297,6 +323,26 @@ export class AutoCompactor {
     } finally {
       this.#busy = false
     }
+  }
+
+  /** Prunes; when something was cleared, records it in `out`, emits `prune` and returns the usage after. */
+  #prune(out: AfterStepResult, decision?: PruneDecision): ContextUsage | undefined {
+    const result = this.session.prune()
+    if (result.prunedPartIDs.length === 0) return undefined
+    const usage = this.session.usage()
+    out.pruned = result
+    out.usage = usage
+    this.#emit('prune', decision ? { result, usage, decision } : { result, usage })
+    return usage
+  }
+
+  /** What `decidePrune` weighs the cache by: the clock, and the threshold compactions run at. */
+  #decideOptions(): { now?: number; threshold?: number } {
+    const o: { now?: number; threshold?: number } = {}
+    if (this.#options.clock) o.now = this.#options.clock()
+    const at = this.#options.compactAt
+    if (at !== undefined) o.threshold = Math.floor(at * this.session.usage().usable)
+    return o
   }
 
   /** Whether `usage` calls for a compaction: over the window, or past `compactAt`. */

@@ -6,12 +6,14 @@ mod audit;
 mod budget;
 mod check;
 mod prepare;
+mod prune_advice;
 
 pub use apply::{apply, SummaryInput};
 pub use audit::{audit, facts_to_keep, normalize, preserved_budget, Audit, Dropped, Fact, FactKind, PRESERVED_HEADING};
 pub use budget::summary_budget;
 pub use check::{audit_summary, preview, Preview};
 pub use prepare::{prepare, CompactionPlan, PrepareOptions};
+pub use prune_advice::{decide_prune, PruneDecision};
 
 #[cfg(test)]
 mod tests;

@@ -28,6 +28,7 @@ fn session(msgs: Vec<Message>, budget: u64) -> History {
         },
         compaction: CompactionConfig { preserve_recent_tokens: Some(budget), ..Default::default() },
         tokenizer: Some("estimate".into()),
+        cache: Default::default(),
     };
     History::from_messages(msgs, opts, &|| false).unwrap()
 }

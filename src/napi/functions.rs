@@ -27,6 +27,7 @@ fn history(
         model: value::optional("model", model)?,
         compaction: value::optional("cfg", compaction)?,
         tokenizer,
+        cache: Default::default(),
     };
     History::from_messages(messages.messages()?, opts, &|| false)
 }

@@ -2,8 +2,9 @@
 
 use napi_derive::napi;
 
+use crate::compaction::PruneDecision as CoreDecision;
 use crate::policy::{Rule, Selection as CoreSelection, Turn as CoreTurn};
-use crate::session::{ContextUsage as CoreUsage, PruneOutcome};
+use crate::session::{ContextUsage as CoreUsage, PruneOutcome, Sent};
 
 #[napi(object)]
 pub struct ContextUsage {
@@ -57,6 +58,14 @@ pub struct PruneResult {
     pub stubs: Vec<Option<String>>,
     /// Parts and tokens each rule cleared: `age`, `duplicate`, `reread`, `stale`.
     pub rules: PruneRules,
+    /// The first context message the prune changes: the provider's cached prefix ends there.
+    #[napi(js_name = "firstChangedID")]
+    pub first_changed_id: Option<String>,
+    /// Tokens of the context from that message on, after the prune: what the next request sends
+    /// again instead of reading it from the cache.
+    pub tokens_from_first_changed: f64,
+    /// True for `prune({ dryRun: true })`: nothing was changed.
+    pub dry_run: bool,
 }
 
 #[napi(object)]
@@ -100,6 +109,9 @@ impl From<PruneOutcome> for PruneResult {
                 r
             },
             stubs: p.stubs,
+            first_changed_id: p.first_changed,
+            tokens_from_first_changed: p.tokens_from_first_changed as f64,
+            dry_run: p.dry_run,
         }
     }
 }
@@ -146,4 +158,74 @@ impl From<Turn> for CoreTurn {
 pub struct TailStart {
     pub start: u32,
     pub id: String,
+}
+
+/// The last request sent to the provider, as the session knows it.
+#[napi(object)]
+pub struct SentRequest {
+    /// When it was sent (epoch ms).
+    pub at: f64,
+    /// How many messages of the history (in arrival order) existed then.
+    pub messages: u32,
+    /// Recorded with `recordRequest` (else read from the newest answer's time).
+    pub recorded: bool,
+}
+
+impl From<Sent> for SentRequest {
+    fn from(s: Sent) -> Self {
+        SentRequest { at: s.at, messages: s.len as u32, recorded: s.recorded }
+    }
+}
+
+/// The context's messages with their token counts, in the order the model reads them.
+#[napi(object)]
+pub struct ContextTokens {
+    pub ids: Vec<String>,
+    /// Tokens of each message (the session's counts: nothing is counted again).
+    pub tokens: Vec<f64>,
+}
+
+/// Whether a prune pays now (the cache-aware policy): the decision, its terms, and the prune.
+#[napi(object)]
+pub struct PruneDecision {
+    pub prune: bool,
+    /// USD the requests that follow would save (negative: they would cost more).
+    pub saving: f64,
+    /// USD breaking the provider's cache costs now (what it writes again instead of reading).
+    pub cost: f64,
+    /// Tokens the prune frees.
+    pub freed: f64,
+    /// Tokens of the last request that the provider would write again.
+    pub rewritten: f64,
+    /// The last request is still in the provider's cache.
+    pub warm: bool,
+    /// Tokens in the context now.
+    pub context: f64,
+    /// Tokens at which a compaction runs.
+    pub threshold: f64,
+    /// Expected tokens right after a compaction.
+    pub after_compaction: f64,
+    /// Tokens a request adds, on average.
+    pub growth: f64,
+    /// The prune it is about (a dry run).
+    pub result: PruneResult,
+}
+
+impl From<CoreDecision> for PruneDecision {
+    fn from(d: CoreDecision) -> Self {
+        let c = d.case;
+        PruneDecision {
+            prune: d.advice.prune,
+            saving: d.advice.saving,
+            cost: d.advice.cost,
+            freed: c.freed as f64,
+            rewritten: c.rewritten as f64,
+            warm: c.warm,
+            context: c.context as f64,
+            threshold: c.threshold as f64,
+            after_compaction: c.after_compaction as f64,
+            growth: c.growth as f64,
+            result: d.prune.into(),
+        }
+    }
 }

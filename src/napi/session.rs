@@ -7,7 +7,7 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::errors::{guard, JsResult as Result};
-use super::objects::{ContextUsage, PruneResult, Selection, Turn};
+use super::objects::{ContextTokens, ContextUsage, PruneDecision, PruneResult, Selection, SentRequest, Turn};
 use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
 use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
@@ -19,6 +19,22 @@ use crate::session::History;
 #[serde(deny_unknown_fields)]
 struct PinOptions {
     note: Option<String>,
+}
+
+#[derive(Default, serde::Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct PruneOptions {
+    #[serde(default)]
+    dry_run: bool,
+}
+
+#[derive(Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecideOptions {
+    #[serde(default, deserialize_with = "crate::policy::opt_limit")]
+    now: Option<u64>,
+    #[serde(default, deserialize_with = "crate::policy::opt_limit")]
+    threshold: Option<u64>,
 }
 
 /// A conversation held natively: counted once per message, queried per turn in O(log n).
@@ -176,10 +192,62 @@ impl Session {
         guard(|| Ok(self.read().is_overflow()))
     }
 
-    /// Clears old tool output (opencode's prune); idempotent.
+    /// Clears old tool output (opencode's prune); idempotent. With `dryRun: true`, reports what it
+    /// would clear and free, and where the prompt would first change, without changing anything.
     #[napi]
-    pub fn prune(&mut self) -> Result<PruneResult> {
-        guard(|| Ok(self.write().prune().into()))
+    pub fn prune(
+        &mut self,
+        #[napi(ts_arg_type = "{ dryRun?: boolean }")] options: Option<Json>,
+    ) -> Result<PruneResult> {
+        guard(|| {
+            let o: PruneOptions = value::optional("options", options)?;
+            let mut h = self.write();
+            Ok(if o.dry_run { h.prune_dry_run() } else { h.prune() }.into())
+        })
+    }
+
+    /// Records that the context as it stands was sent to the provider, at `at` (epoch ms;
+    /// default: the newest message's own time). The cache-aware prune policy reads it.
+    #[napi]
+    pub fn record_request(&mut self, at: Option<f64>) -> Result<SentRequest> {
+        guard(|| {
+            if at.is_some_and(|t| !t.is_finite() || t < 0.0) {
+                return Err(crate::error::CfError::invalid_argument("recordRequest: `at` must be a time in epoch ms"));
+            }
+            Ok(self.write().record_request(at).into())
+        })
+    }
+
+    /// The last request: the one recorded, or the one the newest answer replied to.
+    #[napi]
+    pub fn last_request(&self) -> Result<Option<SentRequest>> {
+        guard(|| Ok(self.read().last_sent().map(SentRequest::from)))
+    }
+
+    /// The context's message ids with their token counts (nothing is counted again).
+    #[napi]
+    pub fn context_tokens(&self) -> Result<ContextTokens> {
+        guard(|| {
+            let h = self.read();
+            let (ids, tokens) = h.visible().into_iter().map(|e| (e.msg.id.clone(), e.tokens as f64)).unzip();
+            Ok(ContextTokens { ids, tokens })
+        })
+    }
+
+    /// Whether a prune pays now with the provider's prompt cache (the `cache` prune policy):
+    /// what it saves on the requests expected to follow against what breaking the cache costs.
+    /// `now` (epoch ms) judges the cache's age (default: the newest message's own time);
+    /// `threshold` is the tokens at which a compaction runs (default: the usable window).
+    /// Changes nothing.
+    #[napi]
+    pub fn decide_prune(
+        &mut self,
+        #[napi(ts_arg_type = "{ now?: number; threshold?: number }")] options: Option<Json>,
+    ) -> Result<PruneDecision> {
+        guard(|| {
+            let o: DecideOptions = value::optional("options", options)?;
+            Ok(compaction::decide_prune(&mut self.write(), o.now.map(|t| t as f64), o.threshold).into())
+        })
     }
 
     /// Pins a message: what the model reads of it stays verbatim through every compaction (in

@@ -58,13 +58,47 @@ export interface ModelInfo {
   providerID?: string
   modelID?: string
   limit: { context: number; input?: number; output?: number }
+  /** Prices in USD per million tokens (the catalog's), read by the cache-aware prune policy. */
+  cost?: ModelCost
 }
+
+/** A model's prices in USD per million tokens (models.dev's `cost`). */
+export interface ModelCost {
+  input: number
+  output: number
+  /** Reading a cached prefix; without it the provider gives no cache discount. */
+  cacheRead?: number
+  /** Writing to the 5-minute cache; without it writing costs the input price (OpenAI). */
+  cacheWrite?: number
+  /** Writing to the 1-hour cache (Anthropic: twice the input price). */
+  cacheWrite1h?: number
+}
+
+/** The provider's prompt cache, for the cache-aware prune policy. */
+export interface CacheOptions {
+  /** How long the provider keeps a prefix after its last use: ms, `'5m'` or `'1h'` (default 5 minutes). */
+  ttl?: number | '5m' | '1h'
+  /**
+   * Prices overriding `model.cost`. Without either, Anthropic's ratios (reads 0.1×, writes 1.25× the
+   * input price): where breaking the cache costs most, so pruning errs towards keeping the prefix.
+   */
+  prices?: ModelCost
+}
+
+/**
+ * When the auto-compactor prunes old tool output: `'cache'` (default) where what it saves over the
+ * requests expected to follow outweighs the provider cache it breaks (`Session.decidePrune`);
+ * `'opencode'` after every step; `'tier'` (or `true`) at the `prune` pressure tier; `'never'` (or
+ * `false`) never.
+ */
+export type PrunePolicy = 'cache' | 'opencode' | 'tier' | 'never'
+
 
 export interface CompactionConfig {
   /** Overflow triggers compaction (default true). */
   auto?: boolean
-  /** Prune old tool output after each turn (default false). */
-  prune?: boolean
+  /** When the auto-compactor prunes (default `'cache'`; `true` is `'tier'`, `false` is `'never'`). */
+  prune?: PrunePolicy | boolean
   /** Headroom kept free below the window (default min(20000, max output)). */
   reserved?: number
   /** Token budget of the verbatim tail (default clamp(usable × 0.25, 2000, 15000)). */
@@ -103,6 +137,8 @@ export interface SessionOptions {
   compaction?: CompactionConfig
   /** Default: exact o200k/cl100k for OpenAI-family models, the calibrated estimate otherwise. */
   tokenizer?: TokenizerName
+  /** The provider's prompt cache: its lifetime and prices. */
+  cache?: CacheOptions
 }
 
 

@@ -44,7 +44,7 @@ fn norm(path: &str) -> &str {
 /// The outputs the enabled rules would stub. Like prune, the newest two user turns are left as
 /// they are, and the walk stops at a summary; outputs already pruned are neither stubbed nor
 /// pointed at.
-pub fn microcompact(entries: &[Entry], cfg: &CompactionConfig, counter: &Counter) -> Vec<Stub> {
+pub fn microcompact(entries: &[&Entry], cfg: &CompactionConfig, counter: &Counter) -> Vec<Stub> {
     if !(cfg.prune_duplicates || cfg.prune_rereads || cfg.prune_stale_reads) {
         return Vec::new();
     }

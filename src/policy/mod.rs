@@ -11,7 +11,7 @@ mod view;
 pub use microcompact::{microcompact, Rule, Stub};
 #[cfg(feature = "node")]
 pub(crate) use options::{limit, opt_limit};
-pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit};
+pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PrunePolicy};
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
 pub use prune::{prune, PruneResult};
 pub use turns::{

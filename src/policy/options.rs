@@ -23,6 +23,9 @@ pub struct ModelInfo {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_id: Option<String>,
     pub limit: ModelLimit,
+    /// Prices in USD per million tokens (the model catalog's), for the cache-aware prune policy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<crate::cost::Prices>,
 }
 
 /// Compaction settings; every field has opencode's default.
@@ -31,8 +34,8 @@ pub struct ModelInfo {
 pub struct CompactionConfig {
     /// Overflow triggers compaction (false: `isOverflow` is always false).
     pub auto: bool,
-    /// Prune old tool output after each turn (read by the auto-compactor).
-    pub prune: bool,
+    /// When the auto-compactor prunes old tool output (`true` is `tier`, `false` is `never`).
+    pub prune: PrunePolicy,
     /// Headroom kept free below the window.
     #[serde(deserialize_with = "opt_limit")]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -78,7 +81,7 @@ impl Default for CompactionConfig {
     fn default() -> Self {
         CompactionConfig {
             auto: true,
-            prune: false,
+            prune: PrunePolicy::Cache,
             reserved: None,
             preserve_recent_tokens: None,
             tail_turns: None,
@@ -93,6 +96,47 @@ impl Default for CompactionConfig {
             prune_rereads: false,
             prune_stale_reads: false,
         }
+    }
+}
+
+/// When the auto-compactor prunes (see `crate::cost::advise_prune` for `cache`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrunePolicy {
+    /// Where the tokens it saves over the requests expected to follow outweigh the cache it breaks.
+    #[default]
+    Cache,
+    /// After every step (opencode's rule).
+    Opencode,
+    /// At the `prune` pressure tier and above (the rule before the cache-aware one).
+    Tier,
+    /// Never: compaction only.
+    Never,
+}
+
+impl<'de> Deserialize<'de> for PrunePolicy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Flag(bool),
+            Name(String),
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::Flag(true) => PrunePolicy::Tier,
+            Raw::Flag(false) => PrunePolicy::Never,
+            Raw::Name(n) => match n.as_str() {
+                "cache" => PrunePolicy::Cache,
+                "opencode" => PrunePolicy::Opencode,
+                "tier" => PrunePolicy::Tier,
+                "never" => PrunePolicy::Never,
+                other => {
+                    return Err(serde::de::Error::custom(format!(
+                        "must be 'cache', 'opencode', 'tier', 'never' or a boolean, got {other:?}"
+                    )))
+                }
+            },
+        })
     }
 }
 

@@ -19,7 +19,7 @@ pub struct PruneResult {
 }
 
 /// `marker`: the tokens of the marker a cleared output becomes.
-pub fn prune(entries: &[Entry], cfg: &CompactionConfig, marker: u64) -> PruneResult {
+pub fn prune(entries: &[&Entry], cfg: &CompactionConfig, marker: u64) -> PruneResult {
     let (mut turns, mut steps) = (0, 0u64);
     let mut total = 0u64;
     let mut found = PruneResult::default();

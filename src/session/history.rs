@@ -3,13 +3,14 @@ use std::collections::HashMap;
 use super::fenwick::Fenwick;
 use super::pins::{new_pin_id, pins_of, readable_text, Pin};
 use super::prunes::Prunes;
+pub use super::pruning::{PruneOutcome, RuleCount};
 use super::usage::Calibration;
 use super::visible::Visible;
 use super::Breakdown;
 use super::{ContextUsage, SessionOptions, Source};
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
-use crate::message::{markers, Message, Part, ToolState};
+use crate::message::{Message, Part, ToolState};
 use crate::policy::{self, pressure_tier, Base, Selection, Turn, View};
 use crate::tokens::Entry;
 use crate::tokens::{Counter, MessageCount, Tokenizer};
@@ -18,32 +19,34 @@ use crate::tokens::{Counter, MessageCount, Tokenizer};
 /// prefix sums of tokens, the newest completed compaction, and the newest trusted provider usage.
 #[derive(Clone, Debug)]
 pub struct History {
-    opts: SessionOptions,
-    counter: Counter,
-    entries: Vec<Entry>,
+    pub(super) opts: SessionOptions,
+    pub(super) counter: Counter,
+    pub(super) entries: Vec<Entry>,
     index: HashMap<String, usize>,
-    sums: Fenwick,
+    pub(super) sums: Fenwick,
     /// Prefix sums of each message's tokens by kind (`breakdown`).
-    kinds: Fenwick<Breakdown>,
-    view: View,
+    pub(super) kinds: Fenwick<Breakdown>,
+    pub(super) view: View,
     /// Where the view's computation starts (a history loaded from the part of a file its context
     /// needs starts from the state the file recorded).
     base: Base,
     /// Newest answer whose provider usage describes the current context.
     last_usage: Option<usize>,
-    prunes: Prunes,
-    calibration: Calibration,
+    pub(super) prunes: Prunes,
+    pub(super) calibration: Calibration,
     /// The history's clock (ms): never behind the wall clock or a reported message time, and
     /// strictly increasing, so a prune is always ordered after the usage it corrects.
-    clock: f64,
+    pub(super) clock: f64,
     pins: Vec<Pin>,
     /// Positions of the entries that start a turn (`policy::is_turn_start`), ascending.
-    turn_starts: Vec<usize>,
+    pub(super) turn_starts: Vec<usize>,
     /// How far the AI SDK ModelMessages taken so far go (`append_model_messages`).
     pub(super) model_cursor: super::ModelCursor,
     /// Tokens the provider receives besides the messages: the system prompt and the tool
     /// definitions (`set_overhead`). Counted until a provider usage report covers them.
     overhead: u64,
+    /// The last request the caller recorded (`record_request`).
+    pub(super) last_request: Option<super::Sent>,
 }
 
 /// Messages counted per chunk between abort checks.
@@ -72,6 +75,7 @@ impl History {
             turn_starts: Vec::new(),
             model_cursor: Default::default(),
             overhead: 0,
+            last_request: None,
         })
     }
 
@@ -360,7 +364,7 @@ impl History {
     }
 
     /// Advances the clock: the wall clock, but always after every time seen so far.
-    fn tick(&mut self) -> f64 {
+    pub(super) fn tick(&mut self) -> f64 {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
@@ -453,8 +457,12 @@ impl History {
 
     pub fn select(&self) -> Selection {
         let budget = policy::preserve_recent_budget(&self.opts.model, &self.opts.compaction);
-        let context = Visible::new(&self.entries, &self.sums, &self.turn_starts, &self.view.segments);
-        policy::select(&context, budget, self.opts.compaction.tail_turns)
+        policy::select(&self.context_seq(), budget, self.opts.compaction.tail_turns)
+    }
+
+    /// The context read in place, for walks that stop early.
+    pub(super) fn context_seq(&self) -> Visible<'_> {
+        Visible::new(&self.entries, &self.sums, &self.turn_starts, &self.view.segments)
     }
 
     /// The options `toModelMessages` uses unless told otherwise.
@@ -468,73 +476,6 @@ impl History {
     pub fn to_model_messages(&self, opts: &ConvertOptions) -> Vec<ModelMessage<'_>> {
         to_model_messages(self.visible().into_iter().map(|e| &e.msg), opts)
     }
-
-    /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
-    pub fn prune(&mut self) -> PruneOutcome {
-        let found = policy::prune(&self.entries, &self.opts.compaction, self.counter.text(markers::PRUNED));
-        let stubs = policy::microcompact(&self.entries, &self.opts.compaction, &self.counter);
-        let stubbed: std::collections::HashSet<(usize, usize)> = stubs.iter().map(|s| s.position).collect();
-        let by_age = found.victims.into_iter().filter(|v| !stubbed.contains(v)).map(|v| (v, policy::Rule::Age, None));
-        let victims: Vec<_> = stubs.into_iter().map(|s| (s.position, s.rule, Some(s.text))).chain(by_age).collect();
-        let now = self.tick();
-        let mut outcome = PruneOutcome::default();
-        let mut freed = 0i64;
-        for ((i, j), rule, stub) in victims {
-            let entry = &mut self.entries[i];
-            let kinds_before = Breakdown::of(entry);
-            if let Part::Tool(t) = &mut entry.msg.parts[j] {
-                if let ToolState::Completed { compacted_at, extra, .. } = &mut t.state {
-                    *compacted_at = Some(now);
-                    if let Some(text) = &stub {
-                        extra.insert("compactedAs".into(), serde_json::Value::String(text.clone()));
-                    }
-                }
-            }
-            let count = self.counter.part(&entry.msg.parts[j]);
-            // An output shorter than the marker grows a little: the change is signed.
-            let delta = count.total as i64 - entry.parts[j].total as i64;
-            self.prunes.record(now, i, count.cleared);
-            entry.parts[j] = count;
-            let tokens_before = entry.tokens;
-            entry.tokens = (entry.tokens as i64 + delta) as u64;
-            self.sums.replace(i, tokens_before, entry.tokens);
-            self.kinds.replace(i, kinds_before, Breakdown::of(entry));
-            freed -= delta;
-            let counted = outcome.rules.entry(rule).or_default();
-            counted.parts += 1;
-            counted.tokens += (-delta).max(0) as u64;
-            outcome.part_ids.push(entry.msg.parts[j].id().to_string());
-            outcome.message_ids.push(entry.msg.id.clone());
-            outcome.stubs.push(stub);
-        }
-        outcome.tokens_freed = freed.max(0) as u64;
-        if outcome.tokens_freed > 0 {
-            self.calibration.rebase();
-        }
-        outcome.compacted_at = now;
-        outcome
-    }
-}
-
-/// What one prune rule cleared.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RuleCount {
-    pub parts: u64,
-    pub tokens: u64,
-}
-
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct PruneOutcome {
-    pub part_ids: Vec<String>,
-    /// For each pruned part, the stub a microcompact rule put in its place (`None`: cleared by age).
-    pub stubs: Vec<Option<String>>,
-    /// Parts and tokens freed by each rule.
-    pub rules: std::collections::BTreeMap<policy::Rule, RuleCount>,
-    /// The message of each pruned part, in the same order.
-    pub message_ids: Vec<String>,
-    pub tokens_freed: u64,
-    pub compacted_at: f64,
 }
 
 /// Positions of the entries that start a turn, ascending.

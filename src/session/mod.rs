@@ -8,14 +8,17 @@ mod model_messages;
 mod options;
 mod pins;
 mod prunes;
+mod pruning;
+mod requests;
 mod usage;
 mod visible;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
-pub use history::{History, PruneOutcome};
+pub use history::{History, PruneOutcome, RuleCount};
 pub use model_messages::{ModelAppend, ModelCursor, SyncStatus};
 pub use options::SessionOptions;
 pub use pins::{new_pin_id, pins_of, readable_text, recorded_pins, Pin};
+pub use requests::Sent;
 pub use usage::{ContextUsage, Source};
 
 #[cfg(test)]

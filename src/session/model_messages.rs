@@ -244,6 +244,7 @@ mod tests {
             },
             compaction: Default::default(),
             tokenizer: Some("estimate".into()),
+            cache: Default::default(),
         };
         History::new(opts).unwrap()
     }

@@ -13,9 +13,17 @@ pub struct SessionOptions {
     /// `o200k`, `cl100k` or `estimate`; by default chosen from the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokenizer: Option<String>,
+    /// The provider's prompt cache: its lifetime and prices (the cache-aware prune policy).
+    #[serde(default)]
+    pub cache: crate::cost::CacheOptions,
 }
 
 impl SessionOptions {
+    /// What requests cost with the provider's cache: the `cache` options over the model's prices.
+    pub fn cache_model(&self) -> crate::cost::CacheModel {
+        crate::cost::CacheModel::resolve(&self.cache, self.model.cost.as_ref())
+    }
+
     pub fn counter(&self) -> Result<Counter> {
         let tokenizer = match &self.tokenizer {
             Some(name) => Tokenizer::parse(name)?,

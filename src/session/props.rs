@@ -149,6 +149,7 @@ fn options(budget: u64) -> SessionOptions {
         },
         compaction,
         tokenizer: Some("estimate".into()),
+        cache: Default::default(),
     }
 }
 

@@ -50,6 +50,7 @@ fn options(context: u64) -> SessionOptions {
         model: ModelInfo { limit: ModelLimit { context, input: None, output: Some(8_000) }, ..Default::default() },
         compaction: CompactionConfig::default(),
         tokenizer: Some("estimate".into()),
+        cache: Default::default(),
     }
 }
 

@@ -277,6 +277,8 @@ export class Engine {
     const step = await compacting.run(true, () => c.auto.afterStep({ ...(signal ? { signal } : {}), ...(force ? { force: true } : {}) }))
     if (step.pruned) c.rewritten = true
     if (step.compaction) this.#report(c, step.compaction)
+    // The context as it stands now goes to the provider: the cache policy's next decision reads it.
+    c.session.recordRequest()
     return step
   }
 
@@ -290,8 +292,11 @@ export class Engine {
   }
 }
 
-/** Writes what a step changed: the prune, then the compaction's messages. */
+/**
+ * Writes what a step changed: the compaction's messages, then the prune (the `cache` policy prunes
+ * the kept tail after compacting; an earlier prune marks outputs that exist either way).
+ */
 async function record(log: SessionLog, step: AfterStepResult): Promise<void> {
-  if (step.pruned) await log.prune(step.pruned)
   for (const m of step.compaction?.messages ?? []) await log.append(m)
+  if (step.pruned) await log.prune(step.pruned)
 }

@@ -1,0 +1,143 @@
+//! Whether a prune pays: what it saves on the requests that follow against the cache it breaks.
+//!
+//! Between compactions the context grows by `g` tokens a request, from `S` (right after a
+//! compaction) to `T` (the threshold), then drops back: a sawtooth whose mean is `(S + T) / 2`.
+//! Clearing `F` tokens at `c` makes each request until the next compaction read `F` fewer, but
+//! postpones that compaction by `F / g` requests, spent near `T` instead of near `S`. Over a long
+//! task the difference in tokens read is `F (S + T + F − 2c) / 2g` (positive: fewer), and the
+//! postponed compactions save `F / (T − S)` of one compaction's cost `B`. Against that, a warm
+//! cache makes the provider write again, instead of reading, the part of the last request from
+//! the first cleared output on, as the prune leaves it: `R (write − read)`. So pruning pays early in a cycle and never
+//! just below the threshold, whatever the provider; with no cache (`read = write = input`) the
+//! break costs nothing and the first term decides alone.
+
+use super::CacheModel;
+
+/// What the decision weighs, in tokens (see the module notes for the symbols).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PruneCase {
+    /// `F`: tokens the prune frees (net of the markers left in place).
+    pub freed: u64,
+    /// `R`: tokens of the last request from the first message the prune changes on, as the
+    /// prune leaves them (0 when the prune changes nothing that was sent).
+    pub rewritten: u64,
+    /// The last request is still in the provider's cache (younger than its lifetime).
+    pub warm: bool,
+    /// `c`: tokens in the context now.
+    pub context: u64,
+    /// `T`: tokens at which a compaction runs.
+    pub threshold: u64,
+    /// `S`: expected tokens right after a compaction (summary, kept tail, system and tools).
+    pub after_compaction: u64,
+    /// `g`: tokens a request adds, on average.
+    pub growth: u64,
+    /// `O`: the summary's output budget.
+    pub summary_output: u64,
+}
+
+/// The decision and its terms, in USD (prices per million tokens).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PruneAdvice {
+    pub prune: bool,
+    /// What the requests that follow save (negative: pruning makes them cost more).
+    pub saving: f64,
+    /// What breaking the cache costs now.
+    pub cost: f64,
+}
+
+const PER_TOKEN: f64 = 1e-6;
+
+pub fn advise_prune(case: &PruneCase, m: &CacheModel) -> PruneAdvice {
+    let f = case.freed as f64;
+    let c = case.context as f64;
+    let t = case.threshold as f64;
+    let s = (case.after_compaction as f64).min(t);
+    let g = case.growth.max(1) as f64;
+    // Each following request reads the context: from the cache when there is one.
+    let per_request = if m.caches() { m.read } else { m.input };
+    let mut saving = per_request * f * (s + t + f - 2.0 * c) / (2.0 * g);
+    if t - s > g {
+        // One compaction: the summary call reads the context, writes the summary, and the
+        // provider writes the compacted context once.
+        let compaction = s * m.write + t * per_request + case.summary_output as f64 * m.output;
+        saving += compaction * f / (t - s);
+    }
+    let cost = if case.warm { case.rewritten as f64 * (m.write - m.read).max(0.0) } else { 0.0 };
+    let (saving, cost) = (saving * PER_TOKEN, cost * PER_TOKEN);
+    PruneAdvice { prune: case.freed > 0 && saving > cost, saving, cost }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cost::{CacheModel, CacheOptions, Prices, DEFAULT_PRICES};
+
+    fn anthropic() -> CacheModel {
+        CacheModel::resolve(&CacheOptions::default(), Some(&DEFAULT_PRICES))
+    }
+
+    fn no_cache() -> CacheModel {
+        let p = Prices { input: 1.0, output: 5.0, cache_read: None, cache_write: None, cache_write_1h: None };
+        CacheModel::resolve(&CacheOptions::default(), Some(&p))
+    }
+
+    fn case(context: u64, warm: bool) -> PruneCase {
+        PruneCase {
+            freed: 30_000,
+            rewritten: 100_000,
+            warm,
+            context,
+            threshold: 180_000,
+            after_compaction: 30_000,
+            growth: 2_000,
+            summary_output: 8_000,
+        }
+    }
+
+    #[test]
+    fn never_pays_just_below_the_threshold() {
+        for m in [anthropic(), no_cache()] {
+            for warm in [true, false] {
+                let a = advise_prune(&case(175_000, warm), &m);
+                assert!(!a.prune && a.saving < 0.0, "{a:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn pays_early_in_a_cycle_with_a_cold_cache_or_none() {
+        assert!(advise_prune(&case(60_000, false), &anthropic()).prune);
+        assert!(advise_prune(&case(60_000, true), &no_cache()).prune);
+    }
+
+    #[test]
+    fn a_warm_cache_raises_the_bar() {
+        let m = anthropic();
+        let cold = advise_prune(&case(90_000, false), &m);
+        let warm = advise_prune(&case(90_000, true), &m);
+        assert_eq!(cold.saving, warm.saving);
+        assert_eq!(cold.cost, 0.0);
+        assert!((warm.cost - 100_000.0 * (1.25 - 0.1) * 1e-6).abs() < 1e-12, "{warm:?}");
+        // A prune that changes only what was never sent breaks nothing.
+        let unsent = advise_prune(&PruneCase { rewritten: 0, ..case(90_000, true) }, &m);
+        assert_eq!(unsent.cost, 0.0);
+    }
+
+    #[test]
+    fn nothing_to_free_is_never_a_prune() {
+        let a = advise_prune(&PruneCase { freed: 0, ..case(10_000, false) }, &anthropic());
+        assert!(!a.prune);
+    }
+
+    #[test]
+    fn resolves_prices_and_lifetimes() {
+        let long = CacheOptions { ttl: Some(3_600_000.0), prices: None };
+        let m = CacheModel::resolve(&long, None);
+        assert_eq!((m.read, m.write), (0.1, 2.0));
+        let openai =
+            Prices { input: 2.5, output: 10.0, cache_read: Some(1.25), cache_write: None, cache_write_1h: None };
+        let m = CacheModel::resolve(&CacheOptions::default(), Some(&openai));
+        assert_eq!((m.read, m.write), (1.25, 2.5));
+        assert!(m.caches() && !no_cache().caches());
+    }
+}

@@ -1,0 +1,131 @@
+//! Prune over the context as the model reads it (so a history and its `context()` prune alike),
+//! and its dry run: what a prune would free and where the prompt would first change.
+
+use std::collections::{BTreeMap, HashSet};
+
+use super::{Breakdown, History};
+use crate::message::{markers, Part, ToolState};
+use crate::policy::{self, Rule, Seq};
+use crate::tokens::Entry;
+
+/// What one prune rule cleared.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleCount {
+    pub parts: u64,
+    pub tokens: u64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PruneOutcome {
+    pub part_ids: Vec<String>,
+    /// For each pruned part, the stub a microcompact rule put in its place (`None`: cleared by age).
+    pub stubs: Vec<Option<String>>,
+    /// Parts and tokens freed by each rule.
+    pub rules: BTreeMap<Rule, RuleCount>,
+    /// The message of each pruned part, in the same order.
+    pub message_ids: Vec<String>,
+    pub tokens_freed: u64,
+    pub compacted_at: f64,
+    /// The first message of the context the prune changes: the provider's cached prefix ends there.
+    pub first_changed: Option<String>,
+    /// Tokens of the context from that message on, after the prune: what the next request sends
+    /// again instead of reading it from the cache.
+    pub tokens_from_first_changed: u64,
+    /// Nothing was changed: this is what a prune would do now.
+    pub dry_run: bool,
+}
+
+/// An output to clear: its (position, part), the rule, and a microcompact stub.
+type Victim = ((usize, usize), Rule, Option<String>);
+
+/// `part` as a prune at `at` leaves it.
+fn clear(part: &mut Part, at: f64, stub: Option<&str>) {
+    if let Part::Tool(t) = part {
+        if let ToolState::Completed { compacted_at, extra, .. } = &mut t.state {
+            *compacted_at = Some(at);
+            if let Some(text) = stub {
+                extra.insert("compactedAs".into(), serde_json::Value::String(text.to_string()));
+            }
+        }
+    }
+}
+
+impl History {
+    /// The outputs a prune would clear now, microcompact stubs first, by position in the history.
+    fn victims(&self, positions: &[usize]) -> Vec<Victim> {
+        let context: Vec<&Entry> = positions.iter().map(|&p| &self.entries[p]).collect();
+        let cfg = &self.opts.compaction;
+        let found = policy::prune(&context, cfg, self.counter.text(markers::PRUNED));
+        let stubs = policy::microcompact(&context, cfg, &self.counter);
+        let at = |(k, j): (usize, usize)| (positions[k], j);
+        let stubbed: HashSet<(usize, usize)> = stubs.iter().map(|s| s.position).collect();
+        let by_age = found.victims.into_iter().filter(|v| !stubbed.contains(v)).map(|v| (at(v), Rule::Age, None));
+        stubs.into_iter().map(|s| (at(s.position), s.rule, Some(s.text))).chain(by_age).collect()
+    }
+
+    /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
+    pub fn prune(&mut self) -> PruneOutcome {
+        self.prune_with(false)
+    }
+
+    /// What `prune` would clear and free now, changing nothing.
+    pub fn prune_dry_run(&mut self) -> PruneOutcome {
+        self.prune_with(true)
+    }
+
+    fn prune_with(&mut self, dry_run: bool) -> PruneOutcome {
+        let positions = self.visible_positions();
+        let victims = self.victims(&positions);
+        let now = if dry_run { self.clock } else { self.tick() };
+        let mut outcome = PruneOutcome { dry_run, compacted_at: now, ..Default::default() };
+        let mut freed = 0i64;
+        let mut changed = HashSet::new();
+        for ((i, j), rule, stub) in victims {
+            let count = if dry_run {
+                let mut part = self.entries[i].msg.parts[j].clone();
+                clear(&mut part, now, stub.as_deref());
+                self.counter.part(&part)
+            } else {
+                clear(&mut self.entries[i].msg.parts[j], now, stub.as_deref());
+                self.counter.part(&self.entries[i].msg.parts[j])
+            };
+            // An output shorter than the marker grows a little: the change is signed.
+            let delta = count.total as i64 - self.entries[i].parts[j].total as i64;
+            changed.insert(i);
+            if !dry_run {
+                let entry = &mut self.entries[i];
+                let kinds_before = Breakdown::of(entry);
+                self.prunes.record(now, i, count.cleared);
+                entry.parts[j] = count;
+                let tokens_before = entry.tokens;
+                entry.tokens = (entry.tokens as i64 + delta) as u64;
+                self.sums.replace(i, tokens_before, entry.tokens);
+                self.kinds.replace(i, kinds_before, Breakdown::of(entry));
+            }
+            freed -= delta;
+            let counted = outcome.rules.entry(rule).or_default();
+            counted.parts += 1;
+            counted.tokens += (-delta).max(0) as u64;
+            let entry = &self.entries[i];
+            outcome.part_ids.push(entry.msg.parts[j].id().to_string());
+            outcome.message_ids.push(entry.msg.id.clone());
+            outcome.stubs.push(stub);
+        }
+        outcome.tokens_freed = freed.max(0) as u64;
+        if let Some(k) = positions.iter().position(|p| changed.contains(p)) {
+            outcome.first_changed = Some(self.entries[positions[k]].msg.id.clone());
+            let context = self.context_seq();
+            let mut from = context.tokens(k, context.len());
+            if dry_run {
+                // The counts are still the ones before the prune.
+                from = (from as i64 - (freed.max(0))).max(0) as u64;
+            }
+            outcome.tokens_from_first_changed = from;
+        }
+        if !dry_run && outcome.tokens_freed > 0 {
+            self.calibration.rebase();
+        }
+        outcome
+    }
+}

@@ -1,0 +1,62 @@
+//! What the provider last received: when, and how far into the history it went. The cache-aware
+//! prune policy reads it to know whether the provider still caches that prompt and which part of
+//! a prune's change it had already cached.
+
+use super::History;
+
+/// The last request: its time (epoch ms) and the number of messages of the history it followed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sent {
+    pub at: f64,
+    /// Messages `[0, len)` of the history (in arrival order) existed when it was sent.
+    pub len: usize,
+    /// Recorded by the caller (`record_request`) rather than read from the newest answer.
+    pub recorded: bool,
+}
+
+impl History {
+    /// Records that the context as it stands was sent to the provider at `at` (default: the
+    /// newest message's own time, else the history's clock).
+    pub fn record_request(&mut self, at: Option<f64>) -> Sent {
+        let at = at.or_else(|| self.message_time()).unwrap_or_else(|| self.tick());
+        let sent = Sent { at, len: self.entries.len(), recorded: true };
+        self.last_request = Some(sent);
+        sent
+    }
+
+    /// The newest request: the one recorded, or the one the newest answer replied to (sent when
+    /// that answer started, with every message before it), whichever came later.
+    pub fn last_sent(&self) -> Option<Sent> {
+        let answered = self.entries.iter().rposition(|e| e.msg.is_assistant() && !e.msg.is_summary()).map(|i| {
+            let e = &self.entries[i];
+            let at = e.msg.time.as_ref().map(|t| t.created).filter(|t| *t > 0.0).unwrap_or(e.seen_at);
+            Sent { at, len: i, recorded: false }
+        });
+        match (self.last_request, answered) {
+            (Some(r), Some(a)) => Some(if a.len > r.len { a } else { r }),
+            (r, a) => r.or(a),
+        }
+    }
+
+    /// The newest time the messages state themselves (an answer's completion, else creation).
+    pub fn message_time(&self) -> Option<f64> {
+        self.entries.iter().rev().take(8).filter_map(|e| e.stated_time()).reduce(f64::max)
+    }
+
+    /// Tokens a request adds to the context, on average: the context since the newest summary
+    /// (or all of it) over the answers in it.
+    pub fn growth_per_request(&self) -> u64 {
+        let positions = self.visible_positions();
+        let mut tokens = 0u64;
+        let mut answers = 0u64;
+        for &p in &positions {
+            let e = &self.entries[p];
+            if e.msg.is_summary() || e.msg.compaction().is_some() {
+                continue;
+            }
+            tokens += e.tokens;
+            answers += u64::from(e.msg.is_assistant());
+        }
+        tokens / answers.max(1)
+    }
+}
