@@ -268,7 +268,7 @@ export function piSuite(v: PiUnderTest): void {
       }
     })
 
-    it('with prune, old tool output reaches the model as a marker while the session keeps it', async () => {
+    it('with prune (the cache policy), old tool output reaches the model as a marker while the session keeps it', async () => {
       let turn = 0
       const t = await start(
         (call, ctx) => {
@@ -288,8 +288,10 @@ export function piSuite(v: PiUnderTest): void {
         const last = t.calls.at(-1)!
         expect(last.text).toContain('[Old tool result content cleared]')
         expect(last.text).not.toContain('BIG-LINE')
-        // The first calls saw the output; the session still holds it.
+        // The first calls saw the output; once cleared it stays cleared, so later calls share their prefix.
         expect(t.calls.some((c) => c.text.includes('BIG-LINE'))).toBe(true)
+        const first = t.calls.findIndex((c) => c.text.includes('[Old tool result content cleared]'))
+        for (const c of t.calls.slice(first)) expect(c.text).not.toContain('BIG-LINE')
         const result = (t.session.messages as Any[]).find((m) => m.role === 'toolResult')
         expect(text(result)).toContain('BIG-LINE')
       } finally {

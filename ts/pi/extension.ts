@@ -1,6 +1,7 @@
 // The pi extension: pi's `session_before_compact` is answered with a compaction contextfold's engine
 // planned (cut, file tracking, facts) and summarized (loss audit, extractive fallback); the optional
 // `context` handler prunes old tool output before each model call.
+import { CallPruner } from '../call-pruner.js'
 import { compact } from '../compact.js'
 import { isAbortError } from '../errors.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
@@ -131,10 +132,22 @@ export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExte
   return (pi) => {
     pi.on('session_before_compact', (event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options))
     if (!options.prune && !options.protectFirstTurns) return
-    const prune = options.prune ? { ...options.compaction, ...(options.prune === true ? {} : options.prune) } : undefined
+    const settings = typeof options.prune === 'object' ? options.prune : {}
+    const { policy: settingsPolicy, ...rules } = settings
+    const policy = typeof options.prune === 'string' ? options.prune : settingsPolicy
+    // One pruner per pi session: what it cleared stays cleared in that session's later calls.
+    const pruners = new WeakMap<object, CallPruner>()
+    const fallback = new CallPruner(policy ? { policy } : {})
     pi.on('context', (event: PiContextEvent, ctx: PiExtensionContext) => {
       const withHead = withProtectedHead(event.messages, ctx)
-      const pruned = prune ? pruneContext(withHead ?? event.messages, prune) : undefined
+      let pruned: { messages: PiMessage[] } | undefined
+      if (options.prune) {
+        const key = ctx.sessionManager
+        let pruner = key ? pruners.get(key) : fallback
+        if (!pruner) pruners.set(key!, (pruner = new CallPruner(policy ? { policy } : {})))
+        const session = sessionOptions(ctx.model, {}, { ...options.compaction, ...rules })
+        pruned = pruneContext(withHead ?? event.messages, pruner, { ...session, tokenizer: 'estimate' })
+      }
       return pruned ?? (withHead ? { messages: withHead } : undefined)
     })
   }

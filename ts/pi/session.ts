@@ -49,6 +49,14 @@ export function sessionOptions(model: PiModel | undefined, settings: { reserveTo
   if (model) {
     out.model.providerID = model.provider
     out.model.modelID = model.id
+    const cost = model.cost
+    // pi-ai's prices are per million tokens, as contextfold's; a model priced at zero (a local or
+    // test model) gives no ratios to weigh, and a zero read price means no cache discount.
+    if (cost && typeof cost.input === 'number' && cost.input > 0 && typeof cost.output === 'number') {
+      out.model.cost = { input: cost.input, output: cost.output }
+      if (typeof cost.cacheRead === 'number' && cost.cacheRead > 0) out.model.cost.cacheRead = cost.cacheRead
+      if (typeof cost.cacheWrite === 'number' && cost.cacheWrite > 0) out.model.cost.cacheWrite = cost.cacheWrite
+    }
   }
   return out
 }

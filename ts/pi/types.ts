@@ -1,7 +1,7 @@
 // The parts of pi's extension API this integration uses, typed structurally: contextfold's typings
 // need no pi package, and the same types fit `@mariozechner/pi-coding-agent` (0.73) and
 // `@earendil-works/pi-coding-agent` (0.74+).
-import type { CompactionConfig } from '../../native.js'
+import type { CompactionConfig, PrunePolicy } from '../../native.js'
 import type { Summarizer, TemplateName } from '../types.js'
 
 /** A pi message (`AgentMessage`): user, assistant, toolResult, bashExecution, custom, summaries. */
@@ -26,6 +26,8 @@ export interface PiModel {
   contextWindow?: number
   maxTokens?: number
   reasoning?: boolean
+  /** USD per million tokens. */
+  cost?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number }
   [key: string]: unknown
 }
 
@@ -154,10 +156,13 @@ export interface PiExtensionOptions {
   /** Extra instructions for every summary (a manual `/compact <text>` adds its own focus). */
   instructions?: string
   /**
-   * Clear old tool output before every model call (the `context` event), with contextfold's prune:
-   * `true` for its defaults, or the prune settings. Default off: pi's session keeps everything.
+   * Clear old tool output in what model calls send (the `context` event; pi's session keeps it), with
+   * contextfold's prune rules: `true` for its defaults, a policy name, or the prune settings with an
+   * optional `policy`. The policy (default `'cache'`) says when more is cleared: where it pays for
+   * the provider cache it breaks, or right after a compaction; `'opencode'` in every call. What was
+   * cleared stays cleared in later calls, so the prompt's prefix stays cached. Default off.
    */
-  prune?: boolean | Pick<CompactionConfig, 'pruneProtect' | 'pruneMinimum' | 'protectedTools' | 'pruneDuplicates' | 'pruneRereads' | 'pruneStaleReads'>
+  prune?: boolean | PrunePolicy | PiPruneSettings
   /**
    * The session's first turns are never summarized: they are sent verbatim before the summary
    * (the `context` event puts them back; default 0).
@@ -167,6 +172,11 @@ export interface PiExtensionOptions {
   compaction?: CompactionConfig
   /** Called after each compaction contextfold made, or declined (then pi's own runs). */
   onCompaction?: (event: PiCompactionEvent) => void
+}
+
+/** The prune rules of the `context` event, and when to clear more. */
+export type PiPruneSettings = Pick<CompactionConfig, 'pruneProtect' | 'pruneMinimum' | 'protectedTools' | 'pruneDuplicates' | 'pruneRereads' | 'pruneStaleReads'> & {
+  policy?: PrunePolicy
 }
 
 /** What `onCompaction` receives. */

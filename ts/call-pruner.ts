@@ -1,0 +1,91 @@
+// Pruning the copy of each model call's messages (pi's `context` event, opencode's transform): the
+// agent's own history keeps every output, so every call starts from it again. What was cleared once
+// stays cleared in every later call (remembered by tool call id), so the prompt's prefix stays what
+// the provider cached; more is cleared only when the prune policy says so, as the AutoCompactor
+// decides for a session it holds.
+import { Session, type Message, type PruneDecision, type PrunePolicy, type SessionOptions, type ToolPart } from '../native.js'
+
+export interface CallPrunerOptions {
+  /** When to clear more (default `'cache'`; see `AutoCompactorOptions.prune`). */
+  policy?: PrunePolicy
+  /** The time (epoch ms) the `cache` policy judges the provider cache's age by (default: the messages' own). */
+  clock?: () => number
+}
+
+/** What one call clears. */
+export interface CallPrune {
+  /** Tool call id → the stub its output reads as (`null`: the cleared marker); earlier calls' clears included. */
+  cleared: Map<string, string | null>
+  /** Outputs this call cleared for the first time. */
+  added: number
+  /** Tokens those free. */
+  tokensFreed: number
+  /** Why, under the `cache` policy. */
+  decision?: PruneDecision
+}
+
+interface Cleared {
+  at: number
+  stub: string | null
+}
+
+const isTool = (p: Message['parts'][number]): p is ToolPart => p.type === 'tool'
+
+/** `messages` with the remembered outputs marked cleared (a copy where something changes). */
+function withCleared(messages: readonly Message[], cleared: ReadonlyMap<string, Cleared>): Message[] {
+  return messages.map((m) => {
+    if (!m.parts.some((p) => isTool(p) && cleared.has(p.callID))) return m
+    const parts = m.parts.map((p) => {
+      const c = isTool(p) ? cleared.get(p.callID) : undefined
+      if (!c || !isTool(p) || p.state.status !== 'completed') return p
+      return { ...p, state: { ...p.state, compactedAt: c.at, ...(c.stub !== null ? { compactedAs: c.stub } : {}) } }
+    })
+    return { ...m, parts }
+  })
+}
+
+export class CallPruner {
+  readonly #options: CallPrunerOptions
+  readonly #cleared = new Map<string, Cleared>()
+  /** The first message of the last call: another one means the prompt was rewritten (a compaction). */
+  #head: string | undefined
+
+  constructor(options: CallPrunerOptions = {}) {
+    this.#options = options
+  }
+
+  /** Decides what this call's messages (in canonical form) send cleared. */
+  prune(messages: readonly Message[], options: SessionOptions): CallPrune {
+    const head = messages[0] ? JSON.stringify(messages[0].parts) : undefined
+    const rewritten = this.#head !== undefined && head !== this.#head
+    this.#head = head
+    const session = Session.fromMessages(withCleared(messages, this.#cleared), options)
+    const policy = this.#options.policy ?? 'cache'
+    let decision: PruneDecision | undefined
+    let go = policy === 'opencode' || (policy === 'tier' && ['prune', 'compact'].includes(session.usage().tier))
+    if (policy === 'cache') {
+      // A rewritten prompt is written to the cache again anyway: clearing now breaks nothing more.
+      decision = session.decidePrune(this.#options.clock ? { now: this.#options.clock() } : {})
+      go = rewritten || decision.prune
+    }
+    const out: CallPrune = { cleared: new Map(), added: 0, tokensFreed: 0, ...(decision ? { decision } : {}) }
+    if (go) {
+      const result = session.prune()
+      const byPart = new Map(result.prunedPartIDs.map((id, i) => [id, result.stubs[i] ?? null]))
+      for (const m of messages) {
+        for (const p of m.parts) {
+          if (isTool(p) && byPart.has(p.id)) this.#cleared.set(p.callID, { at: result.compactedAt, stub: byPart.get(p.id)! })
+        }
+      }
+      out.added = result.prunedPartIDs.length
+      out.tokensFreed = result.tokensFreed
+    }
+    for (const m of messages) {
+      for (const p of m.parts) {
+        const c = isTool(p) ? this.#cleared.get(p.callID) : undefined
+        if (c && isTool(p)) out.cleared.set(p.callID, c.stub)
+      }
+    }
+    return out
+  }
+}
