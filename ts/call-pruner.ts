@@ -14,8 +14,8 @@ export interface CallPrunerOptions {
 
 /** What one call clears. */
 export interface CallPrune {
-  /** Tool call id → the stub its output reads as (`null`: the cleared marker); earlier calls' clears included. */
-  cleared: Map<string, string | null>
+  /** Tool call id → when it was cleared and the stub its output reads as (`null`: the cleared marker); earlier calls' clears included. */
+  cleared: Map<string, Cleared>
   /** Outputs this call cleared for the first time. */
   added: number
   /** Tokens those free. */
@@ -24,7 +24,8 @@ export interface CallPrune {
   decision?: PruneDecision
 }
 
-interface Cleared {
+export interface Cleared {
+  /** The prune's mark (epoch ms). */
   at: number
   stub: string | null
 }
@@ -83,7 +84,7 @@ export class CallPruner {
     for (const m of messages) {
       for (const p of m.parts) {
         const c = isTool(p) ? this.#cleared.get(p.callID) : undefined
-        if (c && isTool(p)) out.cleared.set(p.callID, c.stub)
+        if (c && isTool(p)) out.cleared.set(p.callID, c)
       }
     }
     return out

@@ -1,6 +1,8 @@
 // The opencode plugin: prune and truncate old tool output before every model call, give opencode's
 // compaction call contextfold's facts, and stop the compact → continue → compact loop.
 import type { Hooks, Plugin, PluginInput, PluginOptions } from '@opencode-ai/plugin'
+import type { ModelInfo, PrunePolicy } from '../../native.js'
+import { CallPruner } from '../call-pruner.js'
 import { MAX_INEFFECTIVE } from '../auto-compactor.js'
 import { thrashReason } from './breaker.js'
 import { compactionFacts } from './facts.js'
@@ -15,6 +17,12 @@ export interface OpencodePluginOptions {
    * default). `false`: no pruning.
    */
   prune?: PruneOptions | false
+  /**
+   * When a call clears more old output (default `'cache'`: where it pays for the provider cache it
+   * breaks, judged with the model's window and prices, or right after a compaction; `'opencode'`:
+   * in every call). What was cleared stays cleared in the session's later calls either way.
+   */
+  prunePolicy?: PrunePolicy
   /** Old tool outputs longer than this many characters keep their head and tail (default 20000); `false`: off. */
   toolOutputMaxChars?: number | false
   /** Add contextfold's facts to opencode's compaction prompt (default true). */
@@ -30,6 +38,30 @@ export interface OpencodePluginOptions {
 export const OFF_SWITCH = 'CONTEXTFOLD_OPENCODE'
 
 const DEFAULT_TOOL_OUTPUT_MAX_CHARS = 20_000
+
+/** Sessions whose pruner and model the plugin keeps. */
+const MAX_SESSIONS = 100
+
+/** What the plugin reads of opencode's `Model`. */
+interface OpencodeModel {
+  id: string
+  providerID: string
+  limit?: { context?: number; output?: number }
+  cost?: { input?: number; output?: number; cache?: { read?: number; write?: number } }
+}
+
+/** opencode's model as contextfold's `ModelInfo` (window and prices per million tokens). */
+function modelInfo(m: OpencodeModel): ModelInfo {
+  const info: ModelInfo = { providerID: m.providerID, modelID: m.id, limit: { context: m.limit?.context ?? 0 } }
+  if (m.limit?.output) info.limit.output = m.limit.output
+  const c = m.cost
+  if (c && typeof c.input === 'number' && c.input > 0 && typeof c.output === 'number') {
+    info.cost = { input: c.input, output: c.output }
+    if (c.cache?.read) info.cost.cacheRead = c.cache.read
+    if (c.cache?.write) info.cost.cacheWrite = c.cache.write
+  }
+  return info
+}
 
 type Level = 'debug' | 'info' | 'warn' | 'error'
 
@@ -72,11 +104,28 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
       return res.data
     }
 
+    // Per session: the model its calls go to (from the system transform) and its pruner.
+    const sessions = new Map<string, { model?: ModelInfo; pruner: CallPruner }>()
+    const sessionState = (id: string) => {
+      let s = sessions.get(id)
+      if (!s) {
+        sessions.set(id, (s = { pruner: new CallPruner({ policy: options.prunePolicy ?? 'cache' }) }))
+        // opencode serve runs many sessions: the oldest are forgotten first.
+        if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
+      }
+      return s
+    }
+
     return {
+      'experimental.chat.system.transform': guarded('system', async (input: { sessionID?: string; model: OpencodeModel }) => {
+        if (input.sessionID) sessionState(input.sessionID).model = modelInfo(input.model)
+      }),
       'experimental.chat.messages.transform': guarded('transform', async (_input: {}, output: { messages: OpencodeMessage[] }) => {
-        const r = foldToolOutputs(output.messages, fold)
-        if (r.pruned > 0 || r.truncated > 0) {
-          void log('info', `contextfold: cleared ${r.pruned} old tool outputs (${r.tokensFreed} tokens), cut ${r.truncated} long ones`, { ...r })
+        const id = output.messages[0]?.info.sessionID
+        const state = id ? sessionState(id) : undefined
+        const r = foldToolOutputs(output.messages, { ...fold, ...(state ? { pruner: state.pruner } : {}), ...(state?.model ? { model: state.model } : {}) })
+        if (r.added > 0 || r.truncated > 0) {
+          void log('info', `contextfold: cleared ${r.added} more old tool outputs (${r.tokensFreed} tokens; ${r.pruned} in all), cut ${r.truncated} long ones`, { ...r })
         }
       }),
       'experimental.session.compacting': guarded('compacting', async ({ sessionID }: { sessionID: string }, output: { context: string[] }) => {

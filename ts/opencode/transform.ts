@@ -3,7 +3,8 @@
 // Only the output text of a tool part changes, never which parts there are, so a tool call always
 // goes out with its result. opencode hands the hook messages read for this one call: what is
 // stored stays whole, and turning the plugin off brings every output back.
-import { prune, toModelMessages, type CompactionConfig, type Message, type ModelMessage } from '../../native.js'
+import { toModelMessages, type CompactionConfig, type Message, type ModelInfo, type ModelMessage } from '../../native.js'
+import { CallPruner } from '../call-pruner.js'
 import { toMessages, type OpencodeMessage, type OpencodeToolPart } from './messages.js'
 
 /** The prune settings the plugin passes on (contextfold's `CompactionConfig`). */
@@ -19,12 +20,18 @@ export const DEFAULT_PRUNE: PruneOptions = { pruneDuplicates: true, pruneRereads
 export interface FoldOptions {
   prune: PruneOptions | false
   toolOutputMaxChars: number | false
+  /** The session's pruner: what earlier calls cleared, and when to clear more (default: a fresh one clearing by opencode's rule). */
+  pruner?: CallPruner
+  /** The model the call goes to (window and prices, for the cache policy). */
+  model?: ModelInfo
 }
 
 /** What a transform changed. */
 export interface FoldResult {
   /** Outputs cleared or replaced by a stub. */
   pruned: number
+  /** Of those, the ones this call cleared for the first time, and the tokens they free. */
+  added: number
   tokensFreed: number
   /** Outputs cut to their head and tail. */
   truncated: number
@@ -42,23 +49,25 @@ function completedTools(messages: readonly OpencodeMessage[]): Map<string, Compl
 
 /** Applies prune and truncation to `messages` in place. */
 export function foldToolOutputs(messages: OpencodeMessage[], options: FoldOptions): FoldResult {
-  const result: FoldResult = { pruned: 0, tokensFreed: 0, truncated: 0 }
+  const result: FoldResult = { pruned: 0, added: 0, tokensFreed: 0, truncated: 0 }
   const tools = completedTools(messages)
   if (tools.size === 0) return result
   const touched = new Set<string>()
   if (options.prune !== false) {
-    const pruned = prune(toMessages(messages), options.prune)
-    pruned.prunedPartIDs.forEach((id, i) => {
-      const part = tools.get(id)
-      if (!part || part.state.time.compacted !== undefined) return
-      const stub = pruned.stubs[i]
+    const pruner = options.pruner ?? new CallPruner({ policy: 'opencode' })
+    const model = options.model ?? { limit: { context: 0 } }
+    const pruned = pruner.prune(toMessages(messages), { model, compaction: options.prune, tokenizer: 'estimate' })
+    for (const part of tools.values()) {
+      const c = pruned.cleared.get(part.callID)
+      if (!c || part.state.time.compacted !== undefined) continue
       // A stub (a duplicate, a re-read, a stale read) says where the content is; an old output reads as cleared.
-      if (stub) part.state.output = stub
-      else part.state.time = { ...part.state.time, compacted: pruned.compactedAt }
-      touched.add(id)
-    })
+      if (c.stub) part.state.output = c.stub
+      else part.state.time = { ...part.state.time, compacted: c.at }
+      touched.add(part.id)
+    }
     result.pruned = touched.size
-    result.tokensFreed = touched.size > 0 ? pruned.tokensFreed : 0
+    result.added = pruned.added
+    result.tokensFreed = pruned.tokensFreed
   }
   if (options.toolOutputMaxChars !== false) result.truncated = truncateOld(messages, tools, touched, options.toolOutputMaxChars)
   return result

@@ -22,7 +22,7 @@ export function pruneContext(messages: readonly PiMessage[], pruner: CallPruner,
   return {
     messages: messages.map((m) => {
       if (m.role !== 'toolResult' || typeof m.toolCallId !== 'string' || !cleared.has(m.toolCallId)) return m
-      return { ...m, content: [{ type: 'text', text: cleared.get(m.toolCallId) ?? CLEARED }] }
+      return { ...m, content: [{ type: 'text', text: cleared.get(m.toolCallId)!.stub ?? CLEARED }] }
     }),
   }
 }
