@@ -3,6 +3,7 @@
 import * as ai from 'ai'
 import { MockLanguageModelV2 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
+import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
 import { Session, type AnthropicRequest, type Message } from '../dist/index.js'
@@ -136,6 +137,45 @@ describe('contextfoldMiddleware prompt caching', () => {
       }
     }
     expect(summaries).toBeGreaterThan(0)
+  })
+
+  it('marks the newest prune mark in a tool loop that prunes, within four', async () => {
+    const calls: any[] = []
+    let step = 0
+    const model = new MockLanguageModelV2({
+      provider: 'anthropic.messages',
+      modelId: 'claude-sonnet-4',
+      doGenerate: async (options) => {
+        calls.push(options)
+        const i = step++
+        if (i >= 14) return { content: [{ type: 'text', text: 'done' }], finishReason: 'stop', usage, warnings: [] }
+        return { content: [{ type: 'tool-call', toolCallId: `call-${i}`, toolName: 'read', input: JSON.stringify({ step: i }) }], finishReason: 'tool-calls', usage, warnings: [] }
+      },
+    })
+    const middleware = contextfoldMiddleware({
+      contextWindow: 16_000,
+      maxOutputTokens: 1_000,
+      prune: true,
+      compaction: { pruneProtect: 2_000, pruneMinimum: 0, pruneProtectSteps: 2 },
+    })
+    const read = ai.tool({ description: 'Reads.', inputSchema: z.object({ step: z.number() }), execute: async ({ step }) => `step ${step}:` + ' word'.repeat(900) })
+    await ai.generateText({
+      model: ai.wrapLanguageModel({ model, middleware }),
+      tools: { read },
+      stopWhen: ai.stepCountIs(15),
+      messages: [{ role: 'system', content: 'be brief', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }, { role: 'user', content: 'audit the code' }],
+    })
+    let pruned = 0
+    for (const { prompt } of calls) {
+      const found = promptMarks(prompt)
+      expect(found.length).toBeLessThanOrEqual(4)
+      expect(found).toContainEqual([prompt.length - 1, { type: 'ephemeral' }])
+      const cleared = prompt.findLastIndex((m: any) => m.role === 'tool' && JSON.stringify(m).includes('[Old tool result content cleared]'))
+      if (cleared < 0) continue
+      pruned++
+      expect(found.map(([i]) => i)).toContain(cleared)
+    }
+    expect(pruned).toBeGreaterThan(0)
   })
 
   it('places none when turned off, none for other providers, and passes an OpenAI prompt cache key', async () => {
