@@ -4,6 +4,7 @@
 // conversation's native Session; when the call would not fit its model's window the conversation
 // is compacted and the compacted prompt is sent, on this call and on every later one.
 import type { ModelMessageLike } from '../../native.js'
+import { Breakpoints, providerOf, withOption } from './cache.js'
 import { Engine, insideCompaction, type Conversation } from './conversations.js'
 import type { ModelRef } from './models.js'
 import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
@@ -21,30 +22,6 @@ export interface CallOptionsLike {
 function conversationIdOf(params: CallOptionsLike): string | undefined {
   const id = (params.providerOptions?.contextfold as { conversationId?: unknown } | undefined)?.conversationId
   return typeof id === 'string' && id !== '' ? id : undefined
-}
-
-/** The provider a call goes to (`anthropic.messages`, `openai.responses`...), if the model says. */
-function providerOf(model: ModelRef): string {
-  return typeof model === 'string' ? '' : model.provider
-}
-
-/** `m` with `providerOptions[provider][key] = value`, the rest of its options kept. */
-function withOption<T extends { providerOptions?: Record<string, unknown> }>(m: T, provider: string, key: string, value: unknown): T {
-  const own = (m.providerOptions?.[provider] ?? {}) as Record<string, unknown>
-  return { ...m, providerOptions: { ...m.providerOptions, [provider]: { ...own, [key]: value } } }
-}
-
-/**
- * `prompt` (the app's system messages, then the conversation's messages) with Anthropic cache
- * breakpoints where the session places them.
- */
-function withBreakpoints(prompt: readonly unknown[], system: readonly unknown[], c: Conversation, ttl: string | undefined): unknown[] {
-  const out = [...prompt]
-  const cacheControl = ttl ? { type: 'ephemeral', ttl } : { type: 'ephemeral' }
-  for (const { index } of c.session.cacheBreakpoints(system as ModelMessageLike[])) {
-    if (index < out.length) out[index] = withOption(out[index] as ModelMessageLike, 'anthropic', 'cacheControl', cacheControl)
-  }
-  return out
 }
 
 /**
@@ -88,8 +65,7 @@ function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]
  */
 export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCacheOptions = {}): ContextfoldMiddleware {
   const engine = new Engine(options)
-  const breakpoints = options.cacheBreakpoints ?? true
-  const ttl = typeof breakpoints === 'object' ? breakpoints.ttl : undefined
+  const breakpoints = new Breakpoints(options.cacheBreakpoints)
   const cacheKey = options.promptCacheKey ?? false
   // The conversation of each call, for the usage its answer reports.
   const calls = new WeakMap<object, Conversation>()
@@ -105,8 +81,8 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCach
       const prepared = await engine.call(messages, model, call, { ...(params.abortSignal ? { signal: params.abortSignal } : {}), ...(id !== undefined ? { id } : {}) })
       const c = prepared.conversation
       let next = prepared.messages ? { ...params, prompt: [...system, ...prepared.messages] } : { ...params }
+      next = { ...next, prompt: breakpoints.apply(next.prompt, system, c, model) }
       const provider = providerOf(model)
-      if (breakpoints && /^(vertex\.)?anthropic/.test(provider)) next = { ...next, prompt: withBreakpoints(next.prompt, system, c, ttl) }
       const openai = next.providerOptions?.openai as Record<string, unknown> | undefined
       if (cacheKey && provider.startsWith('openai') && openai?.promptCacheKey === undefined) {
         next = withOption(next, 'openai', 'promptCacheKey', typeof cacheKey === 'function' ? cacheKey(c.key) : c.key)

@@ -58,7 +58,7 @@ export interface ContextfoldAiOptions
   onWarning?: (event: { warning: ImportWarning; conversation: string }) => void
 }
 
-/** Prompt caching options of `contextfoldMiddleware`. */
+/** Prompt caching options of `contextfoldMiddleware` (`cacheBreakpoints` also of `contextfoldPrepareStep`). */
 export interface PromptCacheOptions {
   /**
    * On a call to an Anthropic model (`provider` `anthropic.*`, or Vertex's `vertex.anthropic.*`),
