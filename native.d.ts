@@ -152,6 +152,13 @@ export interface ConvertOptions<F extends ModelFormat = ModelFormat> {
   stripMedia?: boolean
   /** Cut tool outputs longer than this, keeping head and tail with an "omitted N chars" marker. */
   toolOutputMaxChars?: number
+  /**
+   * `format: 'anthropic'`: `cache_control` breakpoints after the system prompt, the newest summary,
+   * the newest prune mark and at the end, at most 4 with those the messages' AI SDK
+   * `providerOptions` set (always kept). Default `true` (`{ type: 'ephemeral' }`); `{ ttl: '1h' }`
+   * for the 1-hour cache; `false` for none.
+   */
+  cacheBreakpoints?: boolean | { ttl?: '5m' | '1h' }
 }
 
 /** AI SDK `ModelMessage` (structurally compatible with `ai` v5 and later). */
@@ -325,15 +332,19 @@ export type ConvertResult<F extends ModelFormat = 'ai-sdk'> = F extends 'anthrop
 
 /** Anthropic Messages API source of an image or document. */
 export type AnthropicSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }
-export type AnthropicContentBlock =
+/** An Anthropic prompt-cache breakpoint. */
+export interface AnthropicCacheControl { type: 'ephemeral'; ttl?: '5m' | '1h' }
+export type AnthropicContentBlock = (
   | { type: 'text'; text: string }
   | { type: 'image'; source: AnthropicSource }
   | { type: 'document'; source: AnthropicSource; title?: string }
   | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
   | { type: 'tool_result'; tool_use_id: string; content?: Array<{ type: 'text'; text: string } | { type: 'image'; source: AnthropicSource }>; is_error?: boolean }
+) & { cache_control?: AnthropicCacheControl }
 /** Anthropic Messages API request body parts: starts with a user message, roles alternate. */
 export interface AnthropicRequest {
-  system?: string
+  /** A string, or text blocks (one per system message) when a breakpoint is on the system prompt. */
+  system?: string | Array<{ type: 'text'; text: string; cache_control?: AnthropicCacheControl }>
   messages: Array<{ role: 'user' | 'assistant'; content: AnthropicContentBlock[] }>
 }
 
@@ -604,6 +615,14 @@ export declare class Session {
    */
   toModelMessages<F extends ModelFormat = 'ai-sdk'>(options?: ConvertOptions<F>): ConvertResult<F>
   /**
+   * Where to put Anthropic prompt-cache breakpoints in a prompt made of `head` (AI SDK messages
+   * sent before the session's: the app's system prompt) and `toModelMessages()`: after the
+   * system prompt, the newest summary, the newest prune mark, and the end, most valuable first,
+   * at most 4 with those the app set itself (in `head` or in the messages' `providerOptions`),
+   * which are not repeated.
+   */
+  cacheBreakpoints(head?: ModelMessageLike[]): Array<CacheBreakpoint>
+  /**
    * What a compaction would summarize and keep now, with the summarizer's input; `null` when
    * there is nothing to summarize. Pure CPU: the LLM call is the caller's.
    */
@@ -709,6 +728,14 @@ export declare class SessionStore {
   get id(): string | null
   /** True when opened with `readOnly: true`. */
   get readOnly(): boolean
+}
+
+/** Where a prompt-cache breakpoint goes. */
+export interface CacheBreakpoint {
+  /** The message of the prompt (`head`, then `toModelMessages()`) it goes on. */
+  index: number
+  /** Why there: the end, the system prompt, the newest summary, the newest prune mark. */
+  point: 'end' | 'system' | 'summary' | 'prune'
 }
 
 /** The context's messages with their token counts, in the order the model reads them. */

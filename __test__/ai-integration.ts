@@ -76,6 +76,24 @@ export function integrationSuite(major: Major): void {
       expectLoop(seen, r.text, compactions, calls())
     })
 
+    it('puts Anthropic cache breakpoints only where they belong now, even when the loop carries its messages forward', async () => {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      const compactions: CompactionResult[] = []
+      const { summarizer, calls } = counting()
+      const toolSet = tools(major, z)
+      const prepareStep = contextfoldPrepareStep({ contextWindow: WINDOW, summarizer, system: SYSTEM, tools: toolSet, maxOutputTokens: MAX_OUTPUT, onCompaction: ({ result }) => compactions.push(result) })
+      const r = await ai.generateText({ ...base, model: scriptedModel(major, seen, 'anthropic.messages'), tools: toolSet, prepareStep })
+      // The loop ran as without breakpoints: compacted a few times, never losing track of the conversation.
+      expectLoop(seen, r.text, compactions, calls())
+      for (const prompt of seen.prompts as any[][]) {
+        const marked = prompt.flatMap((m, i) => (m.providerOptions?.anthropic?.cacheControl ? [i] : []))
+        expect(marked.length).toBeLessThanOrEqual(4)
+        expect(marked).toContain(prompt.length - 1)
+        // No breakpoint of an earlier step is left behind: each is on the end or the summary.
+        for (const i of marked) expect(i === prompt.length - 1 || JSON.stringify(prompt[i]).includes('context-summary')).toBe(true)
+      }
+    })
+
     it('the agent class runs the loop with the helper', async () => {
       const seen: Seen = { prompts: [], problems: [], tokens: [] }
       const compactions: CompactionResult[] = []

@@ -68,7 +68,7 @@ function check(prompt: any[], tools: unknown, seen: Seen): void {
 }
 
 /** A mock model playing the loop: a tool call per step, then a final answer. */
-export function scriptedModel(major: Major, seen: Seen): any {
+export function scriptedModel(major: Major, seen: Seen, provider = 'mock'): any {
   let step = 0
   const usage = (input: number, output: number) =>
     major.spec === 'v2'
@@ -86,7 +86,7 @@ export function scriptedModel(major: Major, seen: Seen): any {
     return { content: [{ type: 'text', text: 'Audit done.' }], finishReason: finish('stop'), usage: usage(input, 5), warnings: [] }
   }
   return new major.Mock({
-    provider: 'mock',
+    provider,
     modelId: 'gpt-4o',
     doGenerate: async (options: any) => next(options),
     doStream: async (options: any) => {

@@ -184,7 +184,9 @@ describe('toModelMessages formats', () => {
       { id: 'u', role: 'user', parts: [{ type: 'text', id: 'c', text: 'see' }, { type: 'file', id: 'd', mime: 'image/png', url: 'data:image/png;base64,AAAA' }] },
       { id: 'u2', role: 'user', parts: [{ type: 'text', id: 'e', text: 'and this' }] },
     ]
-    const req = toModelMessages(msgs, { format: 'anthropic' })
+    // A cache breakpoint on the system prompt makes it a text block; without breakpoints, a string.
+    expect(toModelMessages(msgs, { format: 'anthropic' }).system).toEqual([{ type: 'text', text: 'be brief', cache_control: { type: 'ephemeral' } }])
+    const req = toModelMessages(msgs, { format: 'anthropic', cacheBreakpoints: false })
     expect(req.system).toBe('be brief')
     expect(req.messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user'])
     expect(req.messages[2].content).toEqual([

@@ -3,16 +3,17 @@
 
 mod ai_sdk;
 mod anthropic;
+pub mod cache;
 mod model_messages;
 mod openai;
 
 use serde::Serialize;
 
 pub use ai_sdk::{Json, BINARY_TAG};
-pub use anthropic::{to_anthropic, AnthropicBlock, AnthropicMessage, AnthropicRequest};
+pub use anthropic::{to_anthropic, to_anthropic_cached, AnthropicBlock, AnthropicMessage, AnthropicRequest};
 pub use model_messages::{
-    to_model_messages, AssistantContent, ContentItem, ConvertOptions, ModelMessage, Restored, ToolOutput, ToolResult,
-    UserContent,
+    to_model_messages, with_ends, AssistantContent, ContentItem, ConvertOptions, ModelMessage, Restored, ToolOutput,
+    ToolResult, UserContent,
 };
 pub use openai::{to_openai, OpenAiMessage};
 
@@ -58,6 +59,20 @@ pub fn reshape<'a>(messages: Vec<ModelMessage<'a>>, format: ModelFormat) -> Conv
         ModelFormat::AiSdk => Converted::AiSdk(messages),
         ModelFormat::Anthropic => Converted::Anthropic(to_anthropic(messages)),
         ModelFormat::OpenAi => Converted::OpenAi(to_openai(messages)),
+    }
+}
+
+/// `shown` (the messages the model sees) converted for `format`; for Anthropic with `cache`, with
+/// cache breakpoints.
+pub fn convert<'a>(
+    shown: &[&'a crate::message::Message],
+    opts: &ConvertOptions,
+    format: ModelFormat,
+    cache: Option<&cache::CacheControl>,
+) -> Converted<'a> {
+    match (format, cache) {
+        (ModelFormat::Anthropic, Some(control)) => Converted::Anthropic(to_anthropic_cached(shown, opts, control)),
+        _ => reshape(to_model_messages(shown.iter().copied(), opts), format),
     }
 }
 

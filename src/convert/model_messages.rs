@@ -173,10 +173,21 @@ pub fn to_model_messages<'a, I>(messages: I, opts: &ConvertOptions) -> Vec<Model
 where
     I: IntoIterator<Item = &'a Message>,
 {
+    with_ends(messages, opts).0
+}
+
+/// The model messages, and where those of each input message end (`ends[i]`: how many the
+/// messages up to and including `i` give).
+pub fn with_ends<'a, I>(messages: I, opts: &ConvertOptions) -> (Vec<ModelMessage<'a>>, Vec<usize>)
+where
+    I: IntoIterator<Item = &'a Message>,
+{
     let mut out = Vec::new();
+    let mut ends = Vec::new();
     let mut ids = CallIds::default();
     for m in messages {
         if m.role == Role::Assistant && !sendable(m) {
+            ends.push(out.len());
             continue;
         }
         let call_ids = ids.of(m);
@@ -194,8 +205,9 @@ where
             }
             out.extend(restored.map(|value| ModelMessage::Restored(Restored { value, typed: Vec::new() })));
         }
+        ends.push(out.len());
     }
-    out
+    (out, ends)
 }
 
 fn system(m: &Message, out: &mut Vec<ModelMessage<'_>>) {

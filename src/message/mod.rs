@@ -12,7 +12,7 @@ pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};
 pub use parse::{check_message, parse_message};
 pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
 pub use provider_usage::usage_from_provider;
-pub use truncate::keep_head_and_tail;
+pub use truncate::{head_and_tail, keep_head_and_tail, Cut};
 
 /// The `extra` key of a message that came from AI SDK `ModelMessage`s: the layout that gives them
 /// back as they came (see `formats::ai_sdk`). Such a message is sent with its parts of unknown kinds.

@@ -9,7 +9,7 @@ use super::errors::{guard, JsResult as Result};
 use super::objects::{PruneResult, Selection, TailStart, Turn};
 use super::tasks::{AbortFlag, CountTask};
 use super::value::{self, ConvertArgs, Json, JsonList, Text};
-use crate::convert::{reshape, to_model_messages as convert};
+use crate::convert::convert;
 use crate::error::Result as CoreResult;
 use crate::message::{Message, Usage};
 use crate::policy::{self, CompactionConfig, ModelInfo};
@@ -43,9 +43,11 @@ pub fn to_model_messages<'env>(
     guard(|| {
         let args = value::optional::<ConvertArgs>("options", options)?;
         let format = args.model_format()?;
+        let cache = args.cache_control()?;
         let opts = args.over(Default::default());
         let msgs = messages.messages()?;
-        value::messages_to_js(env, &reshape(convert(&msgs, &opts), format), &msgs)
+        let shown: Vec<&Message> = msgs.iter().collect();
+        value::messages_to_js(env, &convert(&shown, &opts, format, cache.as_ref()), &msgs)
     })
 }
 

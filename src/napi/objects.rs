@@ -229,3 +229,19 @@ impl From<CoreDecision> for PruneDecision {
         }
     }
 }
+
+/// Where a prompt-cache breakpoint goes.
+#[napi(object)]
+pub struct CacheBreakpoint {
+    /// The message of the prompt (`head`, then `toModelMessages()`) it goes on.
+    pub index: u32,
+    /// Why there: the end, the system prompt, the newest summary, the newest prune mark.
+    #[napi(ts_type = "'end' | 'system' | 'summary' | 'prune'")]
+    pub point: String,
+}
+
+impl From<(crate::convert::cache::Point, usize)> for CacheBreakpoint {
+    fn from((point, index): (crate::convert::cache::Point, usize)) -> Self {
+        CacheBreakpoint { index: index as u32, point: point.as_str().to_string() }
+    }
+}

@@ -7,11 +7,13 @@ use napi_derive::napi;
 use serde_json::Value;
 
 use super::errors::{guard, JsResult as Result};
-use super::objects::{ContextTokens, ContextUsage, PruneDecision, PruneResult, Selection, SentRequest, Turn};
+use super::objects::{
+    CacheBreakpoint, ContextTokens, ContextUsage, PruneDecision, PruneResult, Selection, SentRequest, Turn,
+};
 use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
 use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
-use crate::convert::reshape;
+use crate::convert::convert;
 use crate::message::Message;
 use crate::session::History;
 
@@ -315,10 +317,34 @@ impl Session {
         guard(|| {
             let args: ConvertArgs = value::optional("options", options)?;
             let format = args.model_format()?;
+            let cache = args.cache_control()?;
             let h = self.read();
             let opts = args.over(h.convert_options());
-            let shown = h.visible().into_iter().map(|e| &e.msg);
-            value::messages_to_js(env, &reshape(h.to_model_messages(&opts), format), shown)
+            let shown: Vec<&Message> = h.visible().into_iter().map(|e| &e.msg).collect();
+            value::messages_to_js(env, &convert(&shown, &opts, format, cache.as_ref()), shown.iter().copied())
+        })
+    }
+
+    /// Where to put Anthropic prompt-cache breakpoints in a prompt made of `head` (AI SDK messages
+    /// sent before the session's: the app's system prompt) and `toModelMessages()`: after the
+    /// system prompt, the newest summary, the newest prune mark, and the end, most valuable first,
+    /// at most 4 with those the app set itself (in `head` or in the messages' `providerOptions`),
+    /// which are not repeated.
+    #[napi]
+    pub fn cache_breakpoints(
+        &self,
+        #[napi(ts_arg_type = "ModelMessageLike[]")] head: Option<Json>,
+    ) -> Result<Vec<CacheBreakpoint>> {
+        guard(|| {
+            let head = match head {
+                None => Vec::new(),
+                Some(h) => match h.value("head", crate::error::Code::InvalidArgument)? {
+                    Value::Null => Vec::new(),
+                    Value::Array(items) => items,
+                    _ => return Err(crate::error::CfError::invalid_argument("head: expected an array of messages")),
+                },
+            };
+            Ok(self.read().cache_breakpoints(&head).into_iter().map(CacheBreakpoint::from).collect())
         })
     }
 

@@ -198,6 +198,13 @@ impl History {
         Some(end)
     }
 
+    /// Where to put cache breakpoints in a prompt of `head` (the app's system messages) and this
+    /// session's `to_model_messages`: indices into that prompt (see `convert::cache`).
+    pub fn cache_breakpoints(&self, head: &[Value]) -> Vec<(crate::convert::cache::Point, usize)> {
+        let shown: Vec<_> = self.visible().into_iter().map(|e| &e.msg).collect();
+        crate::convert::cache::in_prompt(head, &shown)
+    }
+
     /// The number in the newest `ai-sdk-<n>` id: new ids start past it (a session loaded
     /// tail-first holds fewer messages than its store, whose ids must not be given again).
     fn newest_model_id(&self) -> Option<usize> {

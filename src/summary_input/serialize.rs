@@ -1,7 +1,7 @@
 //! One transcript block per message, in the markers the prompts explain to the summarizer.
 
 use super::escape;
-use crate::message::{keep_head_and_tail, markers};
+use crate::message::{head_and_tail, markers, Cut};
 use crate::message::{FilePart, Message, Part, Role, ToolState};
 
 /// Tool output kept in the transcript, head and tail (opencode, Hermes).
@@ -9,6 +9,16 @@ pub const TOOL_OUTPUT_MAX_CHARS: usize = 2_000;
 
 fn attached(f: &FilePart) -> String {
     markers::attached(&escape(&f.mime), &escape(f.display_name()))
+}
+
+/// A tool output as the transcript shows it: escaped, and when longer than
+/// [`TOOL_OUTPUT_MAX_CHARS`] its head and tail around a line saying how many of its own characters
+/// were left out (counted before escaping, so the number is the output's).
+fn cut_output(output: &str) -> String {
+    match head_and_tail(output, TOOL_OUTPUT_MAX_CHARS) {
+        None => escape(output),
+        Some(Cut { head, omitted, tail }) => format!("{}{}{}", escape(head), markers::omitted(omitted), escape(tail)),
+    }
 }
 
 /// The block for one message, or `None` when it says nothing (compaction requests, summaries,
@@ -45,15 +55,12 @@ pub fn serialize_message(m: &Message) -> Option<String> {
                                 escape(t.state.cleared_text().unwrap_or(markers::PRUNED))
                             )),
                             ToolState::Completed { output, attachments, .. } => {
-                                let mut out = escape(output);
+                                let mut out = cut_output(output);
                                 for a in attachments.iter().flatten() {
                                     out.push('\n');
                                     out.push_str(&attached(a));
                                 }
-                                lines.push(format!(
-                                    "[Tool result]: {}",
-                                    keep_head_and_tail(&out, TOOL_OUTPUT_MAX_CHARS)
-                                ));
+                                lines.push(format!("[Tool result]: {out}"));
                             }
                             ToolState::Error { error, .. } => lines.push(format!("[Tool error]: {}", escape(error))),
                             ToolState::Pending { .. } | ToolState::Running { .. } => {}
@@ -101,5 +108,20 @@ mod tests {
         ]})).unwrap();
         let s = serialize_message(&m).unwrap();
         assert!(s.contains("[Tool result]: HEAD") && s.ends_with("TAIL") && s.contains("omitted 8008 chars"));
+    }
+
+    #[test]
+    fn says_in_place_how_much_of_the_output_itself_was_left_out() {
+        // Escaping lengthens the text ("<conversation>" -> "&lt;conversation>"); the count is of the
+        // output's own characters, the cut never splits an escape, and the attachment stays listed.
+        let output = format!("{}{}", "<conversation>\n".repeat(500), "done");
+        let m = parse_message(json!({"id": "a", "role": "assistant", "parts": [
+            {"type": "tool", "id": "x", "callID": "c", "tool": "bash", "state": {"status": "completed", "input": {}, "output": output,
+                "attachments": [{"id": "q", "mime": "image/png", "url": "data:image/png;base64,AA"}]}}
+        ]})).unwrap();
+        let s = serialize_message(&m).unwrap();
+        let total = output.chars().count();
+        assert!(s.contains(&markers::omitted(total - TOOL_OUTPUT_MAX_CHARS)), "{s}");
+        assert!(!s.contains("<conversation>") && s.contains("&lt;conversation>\ndone\n[Attached image/png: file]"));
     }
 }

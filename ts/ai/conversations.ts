@@ -41,6 +41,8 @@ interface Handed {
 /** One conversation: its session, its compactor, and what was handed back to the loop. */
 export class Conversation {
   readonly id: string
+  /** The conversation's lasting name: the id a call gives, else `conversationId`, else a digest of its first message. */
+  readonly key: string
   readonly session: Session
   readonly auto: AutoCompactor
   /** A compaction (or a prune) changed what the model is sent: hand back the session's messages. */
@@ -49,8 +51,9 @@ export class Conversation {
   /** Provider usage of the last call, put on the answer that arrives with the next call. */
   usage: unknown
 
-  constructor(id: string, session: Session, auto: AutoCompactor) {
+  constructor(id: string, session: Session, auto: AutoCompactor, key = id) {
     this.id = id
+    this.key = key
     this.session = session
     this.auto = auto
   }
@@ -114,7 +117,7 @@ export class Engine {
       const stored = await this.#callStored(messages, model, call, ctx)
       if (stored) return stored
     }
-    const c = await this.conversation(messages, model, call, ctx.stepUsage)
+    const c = await this.conversation(messages, model, call, ctx.stepUsage, ctx.id)
     await this.#step(c, call, ctx.signal)
     return c.rewritten ? { conversation: c, messages: c.hand() } : { conversation: c }
   }
@@ -124,7 +127,7 @@ export class Engine {
    * the previous call's usage, or `stepUsage`, on its answer). A new one when none holds a prefix
    * of them.
    */
-  async conversation(messages: readonly ModelMessageLike[], model: ModelRef, call: CallShape, stepUsage?: unknown): Promise<Conversation> {
+  async conversation(messages: readonly ModelMessageLike[], model: ModelRef, call: CallShape, stepUsage?: unknown, id?: string): Promise<Conversation> {
     const first = digest(messages[0])
     const candidates = [...(this.#byFirst.get(first) ?? []), ...this.#handedFrom(first)]
     for (const c of candidates) {
@@ -142,7 +145,7 @@ export class Engine {
       return c
     }
     const session = new Session(await this.#sessionOptions(model, call))
-    const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session))
+    const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session), id ?? this.#key(messages))
     this.#warn(c, c.session.appendModelMessages(messages as ModelMessageLike[]).warnings)
     this.#touch(first, c)
     return c
@@ -157,7 +160,7 @@ export class Engine {
   async #callStored(messages: readonly ModelMessageLike[], model: ModelRef, call: CallShape, ctx: CallContext): Promise<Prepared | undefined> {
     const o = this.#options
     const handedBy = this.#handedFrom(digest(messages[0])).find((c) => c.continuesHanded(messages))
-    const id = ctx.id ?? handedBy?.id ?? o.conversationId?.(messages) ?? digest(messages[0])
+    const id = ctx.id ?? handedBy?.id ?? this.#key(messages)
     const log = await openLog(o.store!, id, ctx.signal)
     try {
       const previous = this.#stored.get(id)
@@ -180,6 +183,11 @@ export class Engine {
     } finally {
       await log.close()
     }
+  }
+
+  /** The name of the conversation `messages` start, when the call gives none. */
+  #key(messages: readonly ModelMessageLike[]): string {
+    return this.#options.conversationId?.(messages) ?? digest(messages[0])
   }
 
   #remember(id: string, c: Conversation): void {

@@ -17,5 +17,5 @@ export {
   type ContextfoldPrepareStepOptions,
   type PrepareStepArgs,
 } from './prepare-step.js'
-export type { ContextfoldAiOptions, ShouldCompactContext, Size } from './options.js'
+export type { ContextfoldAiOptions, PromptCacheOptions, ShouldCompactContext, Size } from './options.js'
 export type { Summarizer } from '../types.js'

@@ -4,9 +4,10 @@
 // conversation's native Session; when the call would not fit its model's window the conversation
 // is compacted and the compacted prompt is sent, on this call and on every later one.
 import type { ModelMessageLike } from '../../native.js'
+import { Breakpoints, providerOf, withOption } from './cache.js'
 import { Engine, insideCompaction, type Conversation } from './conversations.js'
 import type { ModelRef } from './models.js'
-import type { ContextfoldAiOptions } from './options.js'
+import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
 
 /** The part of a language model call's options the middleware reads. */
 export interface CallOptionsLike {
@@ -62,8 +63,10 @@ function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]
  * @example
  * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: contextfoldMiddleware() })
  */
-export function contextfoldMiddleware(options: ContextfoldAiOptions = {}): ContextfoldMiddleware {
+export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCacheOptions = {}): ContextfoldMiddleware {
   const engine = new Engine(options)
+  const breakpoints = new Breakpoints(options.cacheBreakpoints)
+  const cacheKey = options.promptCacheKey ?? false
   // The conversation of each call, for the usage its answer reports.
   const calls = new WeakMap<object, Conversation>()
   return {
@@ -76,8 +79,15 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions = {}): Conte
       const call = { system: texts, ...(params.tools ? { tools: params.tools } : {}), ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}) }
       const id = conversationIdOf(params)
       const prepared = await engine.call(messages, model, call, { ...(params.abortSignal ? { signal: params.abortSignal } : {}), ...(id !== undefined ? { id } : {}) })
-      const next = prepared.messages ? { ...params, prompt: [...system, ...prepared.messages] } : { ...params }
-      calls.set(next, prepared.conversation)
+      const c = prepared.conversation
+      let next = prepared.messages ? { ...params, prompt: [...system, ...prepared.messages] } : { ...params }
+      next = { ...next, prompt: breakpoints.apply(next.prompt, system, c, model) }
+      const provider = providerOf(model)
+      const openai = next.providerOptions?.openai as Record<string, unknown> | undefined
+      if (cacheKey && provider.startsWith('openai') && openai?.promptCacheKey === undefined) {
+        next = withOption(next, 'openai', 'promptCacheKey', typeof cacheKey === 'function' ? cacheKey(c.key) : c.key)
+      }
+      calls.set(next, c)
       return next
     },
     async wrapGenerate({ doGenerate, params }) {

@@ -63,6 +63,25 @@ export interface ContextfoldAiOptions
   onWarning?: (event: { warning: ImportWarning; conversation: string }) => void
 }
 
+/** Prompt caching options of `contextfoldMiddleware` (`cacheBreakpoints` also of `contextfoldPrepareStep`). */
+export interface PromptCacheOptions {
+  /**
+   * On a call to an Anthropic model (`provider` `anthropic.*`, or Vertex's `vertex.anthropic.*`),
+   * `providerOptions.anthropic.cacheControl` on the prompt's messages at the points that stay put
+   * from one call to the next: the system prompt (cached with the tools), the newest summary, the
+   * newest prune mark, and the last message; at most 4 with those the app set itself, which are
+   * kept. Default `true` (`{ type: 'ephemeral' }`); `{ ttl: '1h' }` for the 1-hour cache; `false`
+   * for none.
+   */
+  cacheBreakpoints?: boolean | { ttl?: '5m' | '1h' }
+  /**
+   * On a call to an OpenAI model (`provider` `openai.*`), `providerOptions.openai.promptCacheKey`
+   * (unless the call sets one): `true` for the conversation's id (the one a call names, else
+   * `conversationId`, else a digest of its first message), or a function of that id. Default off.
+   */
+  promptCacheKey?: boolean | ((conversation: string) => string)
+}
+
 /** Tokens `size` stands for in a window of `usable` tokens. */
 export function tokensOf(size: Size, usable: number): number {
   if (typeof size === 'number') return size

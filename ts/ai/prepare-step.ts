@@ -4,11 +4,12 @@
 // step after a compaction (without summarizing again); in v7 the loop carries them forward and the
 // helper continues from them.
 import type { ModelMessageLike } from '../../native.js'
+import { Breakpoints } from './cache.js'
 import { Engine } from './conversations.js'
 import type { ModelRef } from './models.js'
-import type { ContextfoldAiOptions } from './options.js'
+import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
 
-export interface ContextfoldPrepareStepOptions extends ContextfoldAiOptions {
+export interface ContextfoldPrepareStepOptions extends ContextfoldAiOptions, Pick<PromptCacheOptions, 'cacheBreakpoints'> {
   /** The loop's model, when `prepareStep` is not given it (it always is in ai v5 to v7). */
   model?: ModelRef
   /** The loop's system prompt (`prepareStep` does not see it): counted in every step. */
@@ -55,6 +56,10 @@ export type ContextfoldPrepareStep = <M>(args: PrepareStepArgs<M>) => Promise<{ 
 
 export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = {}): ContextfoldPrepareStep {
   const engine = new Engine(options)
+  const breakpoints = new Breakpoints(options.cacheBreakpoints)
+  // The message each copy carrying a breakpoint was made from: a loop that carries the handed
+  // messages forward (ai v7) gives the copies back, and the conversation continues from the originals.
+  const originals = new WeakMap<object, unknown>()
   const call = {
     ...(options.system ? { system: [options.system] } : {}),
     ...(options.tools !== undefined ? { tools: toolDefinitions(options.tools) } : {}),
@@ -62,10 +67,14 @@ export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = 
   }
   return async <M>(args: PrepareStepArgs<M>): Promise<{ messages: M[] } | undefined> => {
     const model = (options.model ?? args.model) as ModelRef
-    const messages = args.messages as readonly unknown[] as ModelMessageLike[]
+    const messages = args.messages.map((m) => originals.get(m as object) ?? m) as unknown[] as ModelMessageLike[]
     if (!messages.length) return undefined
     const stepUsage = args.steps?.at(-1)?.usage
     const prepared = await engine.call(messages, model, call, { ...(args.abortSignal ? { signal: args.abortSignal } : {}), ...(stepUsage !== undefined ? { stepUsage } : {}) })
-    return prepared.messages ? { messages: prepared.messages as unknown[] as M[] } : undefined
+    const base = prepared.messages ?? messages
+    const marked = breakpoints.apply(base, [], prepared.conversation, model)
+    marked.forEach((m, i) => m !== base[i] && originals.set(m as object, base[i]))
+    if (marked !== base || prepared.messages) return { messages: marked as M[] }
+    return undefined
   }
 }
