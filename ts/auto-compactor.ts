@@ -2,7 +2,7 @@
 // tier, compacts on overflow, and stops itself after repeated failures or ineffective compactions.
 import type { ContextUsage, Message, PruneResult, Session } from '../native.js'
 import { compact, recordSummarized, summarizeAhead, type Summarized } from './compact.js'
-import type { CompactOptions, CompactionResult } from './types.js'
+import type { CompactOptions, CompactionResult, LastRequest } from './types.js'
 
 export interface AutoCompactorEvents {
   /** The context is at the `notice` tier or above (emitted on every step while it is). */
@@ -26,7 +26,7 @@ export const MAX_INEFFECTIVE = 2
 export type AutoCompactorListener<K extends AutoCompactorEvent> = (event: AutoCompactorEvents[K]) => void
 
 export interface AutoCompactorOptions
-  extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay'> {
+  extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay' | 'lastRequest'> {
   /**
    * Run `session.prune()` at the `prune` tier and above, before compacting. Default: the session's
    * own setting, `session.options.compaction.prune` (`CompactionConfig.prune`, false unless set).
@@ -64,6 +64,11 @@ export interface AfterStepOptions {
   force?: boolean
   /** With `overflow`: the user message the provider rejected, replayed after the summary. */
   replay?: string
+  /**
+   * The agent's request as it stands (its messages up to now, system prompt, tools): the prefix of
+   * a `summaryInput: 'conversation'` summary request. Default: the session's model messages.
+   */
+  lastRequest?: LastRequest
 }
 
 export interface AfterStepResult {
@@ -259,6 +264,7 @@ export class AutoCompactor {
       const opts: CompactOptions = { ...compactOptions, auto: true, overflow }
       if (options.signal) opts.signal = options.signal
       if (overflow && options.replay !== undefined) opts.replay = options.replay
+      if (options.lastRequest) opts.lastRequest = options.lastRequest
       let result: CompactionResult
       try {
         const ahead = opts.replay === undefined ? await this.#speculated() : (this.discardSpeculation(), undefined)

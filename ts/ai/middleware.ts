@@ -12,6 +12,7 @@ import type { ContextfoldAiOptions } from './options.js'
 export interface CallOptionsLike {
   prompt: readonly unknown[]
   tools?: readonly unknown[]
+  toolChoice?: unknown
   maxOutputTokens?: number
   abortSignal?: AbortSignal
   providerOptions?: Record<string, unknown>
@@ -21,6 +22,12 @@ export interface CallOptionsLike {
 function conversationIdOf(params: CallOptionsLike): string | undefined {
   const id = (params.providerOptions?.contextfold as { conversationId?: unknown } | undefined)?.conversationId
   return typeof id === 'string' && id !== '' ? id : undefined
+}
+
+/** A language model call's tool choice (`{ type: 'auto' }`) as `generateText` takes it (`'auto'`). */
+function callToolChoice(choice: unknown): unknown {
+  const c = choice as { type?: unknown } | undefined
+  return c?.type === 'auto' || c?.type === 'none' || c?.type === 'required' ? c.type : choice
 }
 
 /**
@@ -73,7 +80,19 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions = {}): Conte
       if (insideCompaction()) return params
       const { system, texts, messages } = split(params.prompt)
       if (!messages.length) return params
-      const call = { system: texts, ...(params.tools ? { tools: params.tools } : {}), ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}) }
+      // The call as the model gets it: a summary in the conversation form sends it again, then its instructions.
+      const request = {
+        messages: params.prompt as ModelMessageLike[],
+        ...(params.tools ? { tools: params.tools } : {}),
+        ...(params.toolChoice !== undefined ? { toolChoice: callToolChoice(params.toolChoice) } : {}),
+        ...(params.providerOptions ? { providerOptions: params.providerOptions } : {}),
+      }
+      const call = {
+        system: texts,
+        request,
+        ...(params.tools ? { tools: params.tools } : {}),
+        ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}),
+      }
       const id = conversationIdOf(params)
       const prepared = await engine.call(messages, model, call, { ...(params.abortSignal ? { signal: params.abortSignal } : {}), ...(id !== undefined ? { id } : {}) })
       const next = prepared.messages ? { ...params, prompt: [...system, ...prepared.messages] } : { ...params }

@@ -65,7 +65,13 @@ export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = 
     const messages = args.messages as readonly unknown[] as ModelMessageLike[]
     if (!messages.length) return undefined
     const stepUsage = args.steps?.at(-1)?.usage
-    const prepared = await engine.call(messages, model, call, { ...(args.abortSignal ? { signal: args.abortSignal } : {}), ...(stepUsage !== undefined ? { stepUsage } : {}) })
+    // The step as the model gets it: a summary in the conversation form sends it again, then its instructions.
+    const request = {
+      messages,
+      ...(options.system ? { system: options.system } : {}),
+      ...(options.tools !== undefined ? { tools: options.tools } : {}),
+    }
+    const prepared = await engine.call(messages, model, { ...call, request }, { ...(args.abortSignal ? { signal: args.abortSignal } : {}), ...(stepUsage !== undefined ? { stepUsage } : {}) })
     return prepared.messages ? { messages: prepared.messages as unknown[] as M[] } : undefined
   }
 }
