@@ -116,8 +116,12 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
       input: form,
     }
     if (ctx.tokenizer) req.tokenizer = ctx.tokenizer
-    Object.defineProperty(req, 'messages', { get: ctx.conversation.messages, enumerable: true, configurable: true })
-    if (ctx.conversation.request) req.request = ctx.conversation.request
+    // Only the conversation form carries the agent's messages as they are (secrets included: its
+    // model already read them); the transcript form gives the redacted transcript alone.
+    if (form === 'conversation') {
+      Object.defineProperty(req, 'messages', { get: ctx.conversation.messages, enumerable: true, configurable: true })
+      if (ctx.conversation.request) req.request = ctx.conversation.request
+    }
     let res: SummaryResponse
     try {
       res = await raceAbort(ctx.summarizer(req, ctx.signal), ctx.signal)
@@ -398,7 +402,7 @@ async function summarizeStage(
     tokenizer: session.options.tokenizer,
   }
   // An LLM summarizer reads the conversation as it stands now, not as the agent extends it meanwhile.
-  if (!isExtractive(summarizer)) ctx.conversation.messages()
+  if (form === 'conversation' && !isExtractive(summarizer)) ctx.conversation.messages()
   const history: Call = {
     kind: 'summary',
     blocks: promptInput.blocks,
@@ -436,7 +440,7 @@ async function summarizeStage(
         plan,
       )
     }
-    answer = { text: extractiveSummary(plan, { template: template.name }) }
+    answer = { text: extractiveSummary(plan, { template: template.name, tokenizer: session.options.tokenizer }) }
     fallback = true
   }
   throwIfAborted(signal)

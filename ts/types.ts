@@ -37,13 +37,15 @@ export interface SummaryRequest {
   /** The transcript form's user message: the history as a transcript, then the instructions. */
   prompt: string
   /**
-   * The conversation form: the agent's last request's messages, first and unchanged, then one
-   * user message with the instructions (what to summarize, what stays verbatim, the template).
-   * Send it with `request` (the agent's system prompt, tools, tool choice). `compact()` always
-   * fills it; it is built when first read.
+   * The conversation form (`input: 'conversation'`): the agent's last request's messages, first
+   * and unchanged, then one user message with the instructions (what to summarize, what stays
+   * verbatim, the template). Send it with `request` (the agent's system prompt, tools, tool
+   * choice). Built when first read. The messages are as the agent's model read them, secrets
+   * included (redacting them would change the prefix): only the transcript form is redacted, and
+   * only it is given to a summarizer in the transcript form.
    */
   messages?: ModelMessageLike[]
-  /** What the agent's last request sent besides its messages, for the conversation form. */
+  /** What the agent's last request sent besides its messages, with the conversation form. */
   request?: RequestSettings
   /** The form the built-in LLM summarizers send (`compact()`'s `summaryInput`; default `transcript`). */
   input?: SummaryInputForm
