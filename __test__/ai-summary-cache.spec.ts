@@ -1,4 +1,4 @@
-// The AI SDK middleware whose summarizer is the agent's own model sends the summary request as the
+// The AI SDK middleware (and prepareStep) whose summarizer is the agent's own model sends the summary request as the
 // agent's conversation: the call's prompt, tools and tool choice unchanged, then one instruction
 // message, so the model (here the SDK's mock, reporting cached input from the prefix its earlier
 // calls shared) reads the whole previous prompt from its cache. Another model gets the transcript.
@@ -6,7 +6,7 @@ import * as ai from 'ai'
 import { MockLanguageModelV2 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
 
-import { aiSdkSummarizer, contextfoldMiddleware } from '../dist/ai/index.js'
+import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
 import type { CompactionResult, SummaryInputForm } from '../dist/index.js'
 import { PrefixCache } from './fake-openai.js'
 
@@ -22,7 +22,7 @@ interface Call {
 const isSummary = (prompt: unknown[]) => /being compacted|<conversation>/.test(JSON.stringify(prompt.at(-1)))
 
 /** A tool loop of `steps` steps through the middleware; the summarizer is `summarizerModel` (the agent's model when it is the same object). */
-async function run(summaryModel: 'same' | 'other', summaryInput?: SummaryInputForm) {
+async function run(summaryModel: 'same' | 'other', summaryInput?: SummaryInputForm, through: 'middleware' | 'prepareStep' = 'middleware') {
   const calls: Call[] = []
   const cache = new PrefixCache()
   const agent = new MockLanguageModelV2({
@@ -46,14 +46,15 @@ async function run(summaryModel: 'same' | 'other', summaryInput?: SummaryInputFo
   })
   const compactions: CompactionResult[] = []
   let executed = 0
-  const middleware = contextfoldMiddleware({
+  const options = {
     contextWindow: 16_000,
     maxOutputTokens: 1_000,
     keep: 1_500,
     summarizer: aiSdkSummarizer(summaryModel === 'same' ? agent : other, { generateText: ai.generateText as never, maxRetries: 0 }),
     ...(summaryInput ? { summaryInput } : {}),
-    onCompaction: ({ result }) => compactions.push(result),
-  })
+    onCompaction: ({ result }: { result: CompactionResult }) => compactions.push(result),
+  }
+  const system = 'You are a careful coding agent.'
   const bash = ai.tool({
     description: 'Run a command',
     inputSchema: ai.jsonSchema<{ cmd: string }>({ type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] }),
@@ -62,20 +63,21 @@ async function run(summaryModel: 'same' | 'other', summaryInput?: SummaryInputFo
       return `${cmd}:\n${Array.from({ length: 150 }, (_, i) => `line ${i} of the billing module, entry ${executed * 1000 + i}`).join('\n')}`
     },
   })
-  await ai.generateText({
-    model: ai.wrapLanguageModel({ model: agent, middleware }),
-    system: 'You are a careful coding agent.',
+  const loop = {
+    system,
     prompt: 'Audit every module of the billing service and never touch the migrations folder.',
     tools: { bash },
     maxOutputTokens: 1_000,
     stopWhen: ai.stepCountIs(10),
-  })
+  }
+  if (through === 'middleware') await ai.generateText({ ...loop, model: ai.wrapLanguageModel({ model: agent, middleware: contextfoldMiddleware(options) }) })
+  else await ai.generateText({ ...loop, model: agent, prepareStep: contextfoldPrepareStep({ ...options, system, tools: { bash } }) as never })
   return { calls, compactions, executed }
 }
 
-describe('the AI SDK middleware summarizing with the agent`s own model', () => {
-  it('sends the call as it was (prompt, tools, tool choice) plus the instructions, and reads the previous prompt from the cache', async () => {
-    const { calls, compactions, executed } = await run('same')
+describe('the AI SDK integration summarizing with the agent`s own model', () => {
+  it.each(['middleware', 'prepareStep'] as const)('%s: sends the call as it was (prompt, tools, tool choice) plus the instructions, and reads the previous prompt from the cache', async (through) => {
+    const { calls, compactions, executed } = await run('same', undefined, through)
     const compacted = compactions.filter((c) => c.status === 'compacted')
     expect(compacted.length).toBeGreaterThanOrEqual(1)
     const at = calls.findIndex((c) => c.summary)
