@@ -91,9 +91,12 @@ export interface BeforeCompactResult {
   cancel?: boolean | string
   /** Text appended to the prompt (e.g. project notes the summary must keep). */
   context?: string | string[]
-  /** Replaces the prompt; the conversation is appended after it, so the summary still sees it. */
+  /**
+   * Replaces the prompt; the conversation is appended after it, so the summary still sees it. In
+   * the conversation form it replaces the instructions (what stays verbatim is still said).
+   */
   prompt?: string
-  /** Replaces the system prompt. */
+  /** Replaces the system prompt of the transcript form (the conversation form keeps the agent's). */
   system?: string
 }
 
