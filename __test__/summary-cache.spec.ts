@@ -103,7 +103,10 @@ describe('the summary request as the agent`s own conversation (OpenAI-compatible
     expect(instructions.role).toBe('user')
     expect(sent.body.messages).toHaveLength(agent.messages.length + 3) // the last step's call and result, then the instructions
     expect(JSON.stringify(instructions.content)).toMatch(/do NOT call tools/)
-    expect(JSON.stringify(instructions.content)).toMatch(/except its last \d+ messages/)
+    // The instructions name the kept tail: the messages after the summary request, the summary and the continue message.
+    const kept = Number(/except its last (\d+) messages/.exec(JSON.stringify(instructions.content))?.[1])
+    expect(kept).toBe(s.toModelMessages().length - 3)
+    expect(kept).toBeGreaterThan(1)
     usage.cached = summary.tokens!.cacheRead ?? 0
     usage.total = summary.tokens!.input + usage.cached
     expect(usage.cached).toBe(previous)

@@ -126,10 +126,11 @@ function keptRange(input: ConversationInput): string {
   const n = (k: number) => `${k} ${k === 1 ? 'message' : 'messages'}`
   const out: string[] = []
   if (input.keptHead) out.push(`The first ${n(input.keptHead)} above stay in the context verbatim: leave them out of the summary.`)
+  const last = input.keptTail === 1 ? 'its last message' : `its last ${input.keptTail} messages`
   out.push(
     input.keptTail > 0
-      ? `Summarize the conversation above except its last ${n(input.keptTail)}: those stay in the context verbatim after the ` +
-          'summary, so do not repeat them (mention them only where the summary needs them to make sense).'
+      ? `Summarize the conversation above except ${last}, which the context keeps verbatim after the summary: do not ` +
+          'repeat what they say (mention it only where the summary needs it to make sense).'
       : 'Summarize the whole conversation above: none of it stays in the context after the summary.',
   )
   return out.join(' ')
