@@ -1,6 +1,6 @@
 // compact(): plan natively, summarize (history and split-turn prefix in parallel), validate, fall back,
 // record the summary, then continue or replay. The session changes only in the last, synchronous step.
-import { Session as NativeSession, type CompactionPlan, type Message, type ModelMessageLike, type PrepareOptions, type Session, type SummaryInput, type Usage } from '../native.js'
+import { Session, type CompactionPlan, type Message, type ModelMessageLike, type PrepareOptions, type SummaryInput, type Usage } from '../native.js'
 import {
   abortError,
   classifyError,
@@ -104,7 +104,7 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
   let blocks = c.blocks
   let omitted = 0
   let form = ctx.form
-  for (let attempt = 0; ; attempt++) {
+  for (let shrinks = 0; ; ) {
     throwIfAborted(ctx.signal)
     const req: SummaryRequest = {
       system: ctx.system,
@@ -132,7 +132,7 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
         form = 'transcript'
         continue
       }
-      if (err.code === 'CF_PROMPT_TOO_LONG' && attempt < MAX_PROMPT_TOO_LONG_RETRIES && blocks.length > 1) {
+      if (err.code === 'CF_PROMPT_TOO_LONG' && shrinks++ < MAX_PROMPT_TOO_LONG_RETRIES && blocks.length > 1) {
         const drop = Math.max(1, Math.ceil(blocks.length / 4))
         blocks = blocks.slice(drop)
         omitted += drop
@@ -154,7 +154,7 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
 /** How many model messages `messages` become (a tool result is a message of its own in the AI SDK's layout). */
 function modelMessageCount(messages: readonly Message[]): number {
   if (!messages.length) return 0
-  return NativeSession.fromMessages([...messages], { model: { limit: { context: 0 } }, tokenizer: 'estimate' }).toModelMessages().length
+  return Session.fromMessages([...messages], { model: { limit: { context: 0 } }, tokenizer: 'estimate' }).toModelMessages().length
 }
 
 /** The summary body: one call, or the history and the turn prefix in parallel (pi), joined. */
