@@ -212,7 +212,7 @@ function referenceCounter(plan: CompactionPlan): (item: string) => number {
 }
 
 /** The order of importance of the facts (the loss audit's): a less important one is left out first. */
-const IMPORTANCE: Record<string, number> = { identifier: 1, readFile: 2, modifiedFile: 3, error: 4, constraint: 5, pin: 6, request: 7 }
+const IMPORTANCE: Record<string, number> = { identifier: 1, error: 2, constraint: 3, pin: 4, request: 5 }
 
 const droppedNote = (n: number) => `\n\n(${n} less referenced items left out to fit the summary budget.)`
 
