@@ -190,7 +190,7 @@ export class AutoCompactor {
     this.#speculation = undefined
   }
 
-  #speculate(usage: ContextUsage): void {
+  #speculate(usage: ContextUsage, lastRequest?: LastRequest): void {
     const at = this.#options.speculateAt
     if (at === undefined || this.#speculation || this.#tripped || usage.usable <= 0 || usage.tokens < at * usage.usable) return
     const snapshot = this.session.context()
@@ -198,7 +198,8 @@ export class AutoCompactor {
     if (!last) return
     const controller = new AbortController()
     const compactOptions = compactOptionsOf(this.#options)
-    const promise = summarizeAhead(this.session, { ...compactOptions, auto: true, upTo: last.id, signal: controller.signal }).catch(
+    const ahead: CompactOptions = { ...compactOptions, auto: true, upTo: last.id, signal: controller.signal, ...(lastRequest ? { lastRequest } : {}) }
+    const promise = summarizeAhead(this.session, ahead).catch(
       () => undefined, // a failed or aborted speculation is discarded: the compaction at overflow runs as usual
     )
     this.#speculation = { controller, snapshot: snapshot.map((m) => JSON.stringify(m)), ids: snapshot.map((m) => m.id), promise }
@@ -252,7 +253,7 @@ export class AutoCompactor {
         }
       }
       if (!overflow && options.force !== true && !this.#due(usage)) {
-        this.#speculate(usage)
+        this.#speculate(usage, options.lastRequest)
         return out
       }
       if (this.#tripped) {
