@@ -2,13 +2,14 @@
 // agent's conversation: the call's prompt, tools and tool choice unchanged, then one instruction
 // message, so the model (here the SDK's mock, reporting cached input from the prefix its earlier
 // calls shared) reads the whole previous prompt from its cache. Another model gets the transcript.
+import { createAnthropic } from '@ai-sdk/anthropic'
 import * as ai from 'ai'
 import { MockLanguageModelV2 } from 'ai/test'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
 import type { CompactionResult, SummaryInputForm } from '../dist/index.js'
-import { PrefixCache } from './fake-openai.js'
+import { FakeOpenAI, PrefixCache } from './fake-openai.js'
 
 interface Call {
   prompt: Array<{ role: string; content: unknown }>
@@ -109,5 +110,64 @@ describe('the AI SDK integration summarizing with the agent`s own model', () => 
     const told = (await run('other', 'conversation')).calls.find((c) => c.summary)!
     expect(JSON.stringify(told.prompt.at(-1)!.content)).toMatch(/being compacted/)
     expect(told.tools).toEqual((await run('same')).calls.find((c) => !c.summary)!.tools)
+  })
+})
+
+describe('the AI SDK`s Anthropic provider against a Messages endpoint that reports cache reads', () => {
+  const server = new FakeOpenAI()
+  beforeAll(() => server.start())
+  afterAll(() => server.close())
+
+  it('the summary request reads the whole previous request from the cache (cache_read_input_tokens), and the summary records it', async () => {
+    server.cache = new PrefixCache()
+    let n = 0
+    server.fallback = (r) =>
+      /being compacted/.test(JSON.stringify(r.body.messages.at(-1)))
+        ? { text: '## Goal\n- audit the billing module' }
+        : { text: '', toolCalls: [{ id: `toolu_${++n}`, name: 'bash', arguments: { cmd: `cat part${n}` } }] }
+    const model = createAnthropic({ baseURL: server.baseURL, apiKey: 'test-key' })('claude-sonnet-4-5')
+    const compactions: CompactionResult[] = []
+    // ai v5's Anthropic provider reports `inputTokens` without the cache reads and writes, so the
+    // session's count (which takes v5's `inputTokens` as the whole prompt) stays low: compact on a
+    // trigger of the test's own, once, after 10 messages.
+    let compacted = false
+    const middleware = contextfoldMiddleware({
+      contextWindow: 16_000,
+      maxOutputTokens: 1_000,
+      keep: 1_500,
+      summarizer: aiSdkSummarizer(model, { generateText: ai.generateText as never, maxRetries: 0 }),
+      shouldCompact: ({ messageCount }) => !compacted && messageCount >= 10 && (compacted = true),
+      onCompaction: ({ result }) => compactions.push(result),
+    })
+    const bash = ai.tool({
+      description: 'Run a command',
+      inputSchema: ai.jsonSchema<{ cmd: string }>({ type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] }),
+      execute: async ({ cmd }) => `${cmd}:\n${Array.from({ length: 150 }, (_, i) => `line ${i} of the billing module, entry ${n * 1000 + i}`).join('\n')}`,
+    })
+    await ai.generateText({
+      model: ai.wrapLanguageModel({ model, middleware }),
+      system: 'You are a careful coding agent.',
+      prompt: 'Audit every module of the billing service and never touch the migrations folder.',
+      tools: { bash },
+      maxOutputTokens: 1_000,
+      stopWhen: ai.stepCountIs(10),
+      maxRetries: 0,
+    })
+    const at = server.requests.findIndex((r) => /being compacted/.test(JSON.stringify(r.body.messages.at(-1))))
+    expect(at).toBeGreaterThan(0)
+    const [previous, summary] = [server.requests[at - 1]!.body, server.requests[at]!.body]
+    // Tools, system prompt and tool choice as the agent sent them; its messages are the prefix.
+    expect(summary.tools).toEqual(previous.tools)
+    expect(summary.system).toEqual(previous.system)
+    expect(summary.tool_choice).toEqual(previous.tool_choice)
+    expect(summary.messages.slice(0, previous.messages.length)).toEqual(previous.messages)
+    // The provider read the whole previous request from its cache, most of the summary request's input.
+    const replay = new PrefixCache()
+    const before = replay.read([previous.tools, previous.system, ...previous.messages])
+    const now = replay.read([summary.tools, summary.system, ...summary.messages])
+    expect(now.cached).toBe(before.total)
+    expect(now.cached / now.total).toBeGreaterThan(0.7)
+    // The summary message records the read as the provider reported it.
+    expect(compactions.find((c) => c.status === 'compacted')!.messages![1]!.tokens!.cacheRead).toBe(now.cached)
   })
 })
