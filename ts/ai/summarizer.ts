@@ -106,7 +106,8 @@ function appAi(from: string): Promise<AppAi> {
  */
 async function toolSet(tools: unknown, from: string): Promise<unknown> {
   if (Array.isArray(tools)) {
-    const { jsonSchema } = await appAi(from)
+    // Without the app's `ai` (a `generateText` passed in from elsewhere) the summary goes without tools: a cache miss, not a failure.
+    const jsonSchema = await appAi(from).then((a) => a.jsonSchema, () => undefined)
     if (!jsonSchema) return undefined
     const out: Json = {}
     for (const t of tools as Json[]) {
@@ -151,7 +152,8 @@ function unsupportedModel(e: unknown): boolean {
 /**
  * A summarizer calling `generateText({ model, system, prompt, maxOutputTokens, abortSignal })` of the
  * app's `ai`; with `req.input === 'conversation'`, `generateText({ model, messages, system?, tools?,
- * toolChoice?, providerOptions? })` from `req.messages` and `req.request` (tools without `execute`). Errors are the AI SDK's (`APICallError` with `statusCode`, `RetryError`...), which
+ * toolChoice?, providerOptions? })` from `req.messages` and `req.request` (tools without
+ * `execute`). Errors are the AI SDK's (`APICallError` with `statusCode`, `RetryError`...), which
  * `compact()` classifies (auth, network, server, prompt too long); a model this `ai` cannot call is
  * an `UnsupportedModelError` (`CF_UNSUPPORTED_MODEL`), which no fallback hides.
  */
