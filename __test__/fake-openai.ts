@@ -1,7 +1,35 @@
 // A real HTTP server on 127.0.0.1 speaking the OpenAI chat-completions protocol, with scripted answers
-// (as one JSON body, or as server-sent events when the request asks for `stream: true`).
+// (as one JSON body, or as server-sent events when the request asks for `stream: true`), and
+// Anthropic's Messages protocol at `/v1/messages`. With a `PrefixCache`, the usage of each answer
+// reports the prompt prefix a previous request shared, as each provider reports cached input.
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+
+import { countTokens } from '../dist/index.js'
+
+/**
+ * A provider's prompt cache: a request's prompt is a list of segments in the provider's prefix
+ * order (tools, system, then each message); the cached part is the longest run of leading
+ * segments some earlier request had. Tokens are o200k counts of the segments' JSON.
+ */
+export class PrefixCache {
+  readonly #seen: string[][] = []
+
+  /** The prompt's tokens in all and in its longest prefix already seen; then remembers the prompt. */
+  read(segments: readonly unknown[]): { total: number; cached: number } {
+    const json = segments.map((s) => JSON.stringify(s ?? null))
+    const tokens = json.map((j) => countTokens(j, 'o200k'))
+    let shared = 0
+    for (const prev of this.#seen) {
+      let n = 0
+      while (n < json.length && n < prev.length && prev[n] === json[n]) n++
+      shared = Math.max(shared, n)
+    }
+    this.#seen.push(json)
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0)
+    return { total: sum(tokens), cached: sum(tokens.slice(0, shared)) }
+  }
+}
 
 export interface Received {
   method: string
@@ -44,6 +72,8 @@ export class FakeOpenAI {
   #waiters: Array<(r: Received) => void> = []
   /** Answer when the script is empty (a function answers each request). */
   fallback: Reply | ((r: Received) => Reply) = { text: '## Goal\n- default summary' }
+  /** Reports cached input in the usage of answers that give none. */
+  cache: PrefixCache | undefined
   port = 0
 
   get baseURL(): string {
@@ -109,7 +139,10 @@ export class FakeOpenAI {
         for (const w of waiters) w(received)
         if ('hang' in reply) return
         answered = true
-        if (body.stream === true && 'text' in reply) stream(res, reply)
+        const anthropic = received.path.endsWith('/messages')
+        if ('text' in reply && !reply.usage && this.cache) reply.usage = cachedUsage(this.cache, body, anthropic)
+        if (anthropic) sendAnthropic(res, reply)
+        else if (body.stream === true && 'text' in reply) stream(res, reply)
         else send(res, reply)
       })
     })
@@ -146,6 +179,28 @@ function send(res: ServerResponse, reply: Exclude<Reply, { hang: true }>): void 
 }
 
 const DEFAULT_USAGE = { prompt_tokens: 1234, completion_tokens: 56, total_tokens: 1290 }
+const OUTPUT_TOKENS = 56
+
+/** Usage with the cached prefix: OpenAI's `prompt_tokens_details.cached_tokens`, or Anthropic's cache read and write counts. */
+function cachedUsage(cache: PrefixCache, body: Received['body'], anthropic: boolean): Record<string, unknown> {
+  const segments = anthropic ? [body.tools, body.system, ...(body.messages ?? [])] : [body.tools, ...(body.messages ?? [])]
+  const { total, cached } = cache.read(segments)
+  if (anthropic) return { input_tokens: 0, cache_read_input_tokens: cached, cache_creation_input_tokens: total - cached, output_tokens: OUTPUT_TOKENS }
+  return { prompt_tokens: total, completion_tokens: OUTPUT_TOKENS, total_tokens: total + OUTPUT_TOKENS, prompt_tokens_details: { cached_tokens: cached } }
+}
+
+/** An Anthropic Messages answer: text and tool_use blocks, `stop_reason`, usage. */
+function sendAnthropic(res: ServerResponse, reply: Exclude<Reply, { hang: true }>): void {
+  if ('status' in reply) return send(res, reply)
+  const content = [
+    ...(reply.text ? [{ type: 'text', text: reply.text }] : []),
+    ...(reply.toolCalls ?? []).map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments })),
+  ]
+  const stop = reply.finish ?? (reply.toolCalls?.length ? 'tool_use' : 'end_turn')
+  const payload = { id: 'msg_test', type: 'message', role: 'assistant', model: reply.model ?? 'fake-model', content, stop_reason: stop, usage: reply.usage ?? { input_tokens: 1234, output_tokens: OUTPUT_TOKENS } }
+  res.writeHead(200, { 'content-type': 'application/json' })
+  res.end(JSON.stringify(payload))
+}
 
 function finishOf(reply: { finish?: string; toolCalls?: ToolCall[] }): string {
   return reply.finish ?? (reply.toolCalls?.length ? 'tool_calls' : 'stop')

@@ -2,7 +2,7 @@
 // tier, compacts on overflow, and stops itself after repeated failures or ineffective compactions.
 import type { ContextUsage, Message, PruneDecision, PrunePolicy, PruneResult, Session } from '../native.js'
 import { compact, recordSummarized, summarizeAhead, type Summarized } from './compact.js'
-import type { CompactOptions, CompactionResult } from './types.js'
+import type { CompactOptions, CompactionResult, LastRequest } from './types.js'
 
 export interface AutoCompactorEvents {
   /** The context is at the `notice` tier or above (emitted on every step while it is). */
@@ -26,7 +26,7 @@ export const MAX_INEFFECTIVE = 2
 export type AutoCompactorListener<K extends AutoCompactorEvent> = (event: AutoCompactorEvents[K]) => void
 
 export interface AutoCompactorOptions
-  extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay'> {
+  extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay' | 'lastRequest'> {
   /**
    * When steps prune old tool output. Default: the session's own setting,
    * `session.options.compaction.prune`, which defaults to `'cache'`:
@@ -75,6 +75,11 @@ export interface AfterStepOptions {
   force?: boolean
   /** With `overflow`: the user message the provider rejected, replayed after the summary. */
   replay?: string
+  /**
+   * The agent's request as it stands (its messages up to now, system prompt, tools): the prefix of
+   * a `summaryInput: 'conversation'` summary request. Default: the session's model messages.
+   */
+  lastRequest?: LastRequest
 }
 
 export interface AfterStepResult {
@@ -210,7 +215,7 @@ export class AutoCompactor {
     this.#speculation = undefined
   }
 
-  #speculate(usage: ContextUsage): void {
+  #speculate(usage: ContextUsage, lastRequest?: LastRequest): void {
     const at = this.#options.speculateAt
     if (at === undefined || this.#speculation || this.#tripped || usage.usable <= 0 || usage.tokens < at * usage.usable) return
     const snapshot = this.session.context()
@@ -218,7 +223,8 @@ export class AutoCompactor {
     if (!last) return
     const controller = new AbortController()
     const compactOptions = compactOptionsOf(this.#options)
-    const promise = summarizeAhead(this.session, { ...compactOptions, auto: true, upTo: last.id, signal: controller.signal }).catch(
+    const ahead: CompactOptions = { ...compactOptions, auto: true, upTo: last.id, signal: controller.signal, ...(lastRequest ? { lastRequest } : {}) }
+    const promise = summarizeAhead(this.session, ahead).catch(
       () => undefined, // a failed or aborted speculation is discarded: the compaction at overflow runs as usual
     )
     this.#speculation = { controller, snapshot: snapshot.map((m) => JSON.stringify(m)), ids: snapshot.map((m) => m.id), promise }
@@ -271,7 +277,7 @@ export class AutoCompactor {
         if (decision.prune) usage = this.#prune(out, decision) ?? usage
       }
       if (!due || (!overflow && options.force !== true && !this.#due(usage))) {
-        this.#speculate(usage)
+        this.#speculate(usage, options.lastRequest)
         return out
       }
       if (this.#tripped) {
@@ -283,6 +289,7 @@ export class AutoCompactor {
       const opts: CompactOptions = { ...compactOptions, auto: true, overflow }
       if (options.signal) opts.signal = options.signal
       if (overflow && options.replay !== undefined) opts.replay = options.replay
+      if (options.lastRequest) opts.lastRequest = options.lastRequest
       let result: CompactionResult
       try {
         const ahead = opts.replay === undefined ? await this.#speculated() : (this.discardSpeculation(), undefined)

@@ -1,6 +1,6 @@
 // compact(): plan natively, summarize (history and split-turn prefix in parallel), validate, fall back,
 // record the summary, then continue or replay. The session changes only in the last, synchronous step.
-import type { CompactionPlan, Message, PrepareOptions, Session, SummaryInput, Usage } from '../native.js'
+import { Session, type CompactionPlan, type Message, type ModelMessageLike, type PrepareOptions, type SummaryInput, type Usage } from '../native.js'
 import {
   abortError,
   classifyError,
@@ -13,18 +13,28 @@ import {
 } from './errors.js'
 import { continueMessage, continueText, replayMessage } from './messages.js'
 import {
+  buildConversationInstructions,
   buildPrompt,
   buildReplacedPrompt,
   buildTurnPrefixPrompt,
   frameSummary,
   joinTurnContext,
   SYSTEM_PROMPT,
+  type ConversationInput,
   unframeSummary,
   type PromptInput,
 } from './prompt.js'
 import { extractiveSummarizer, extractiveSummary, isExtractive } from './summarizers/extractive.js'
 import { cleanAnswer, getTemplate, TEMPLATES, type Template } from './templates.js'
-import type { CompactOptions, CompactionResult, Summarizer, SummaryRequest, SummaryResponse } from './types.js'
+import type {
+  CompactOptions,
+  CompactionResult,
+  RequestSettings,
+  Summarizer,
+  SummaryInputForm,
+  SummaryRequest,
+  SummaryResponse,
+} from './types.js'
 
 /** How many times a "prompt too long" answer shrinks the transcript and retries. */
 export const MAX_PROMPT_TOO_LONG_RETRIES = 3
@@ -68,19 +78,33 @@ interface Call {
   maxOutputTokens: number
 }
 
+/** The conversation form of a compaction: the agent's messages plus the instructions (built when first read), and its settings. */
+interface Conversation {
+  messages: () => ModelMessageLike[]
+  request?: RequestSettings
+}
+
 interface Ctx {
   plan: CompactionPlan
   template: Template
   summarizer: Summarizer
   system: string
   signal: AbortSignal
+  form: SummaryInputForm
+  conversation: Conversation
+  tokenizer: SummaryRequest['tokenizer']
 }
 
-/** One summary call; a "prompt too long" answer drops the oldest quarter of the blocks and retries. */
+/**
+ * One summary call; a "prompt too long" answer drops the oldest quarter of the blocks and retries.
+ * In the conversation form, a "prompt too long" or unusable answer is asked again as a transcript
+ * (which can shrink).
+ */
 async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string }> {
   let blocks = c.blocks
   let omitted = 0
-  for (let attempt = 0; ; attempt++) {
+  let form = ctx.form
+  for (let shrinks = 0; ; ) {
     throwIfAborted(ctx.signal)
     const req: SummaryRequest = {
       system: ctx.system,
@@ -89,6 +113,14 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
       kind: c.kind,
       plan: ctx.plan,
       template: ctx.template.name,
+      input: form,
+    }
+    if (ctx.tokenizer) req.tokenizer = ctx.tokenizer
+    // Only the conversation form carries the agent's messages as they are (secrets included: its
+    // model already read them); the transcript form gives the redacted transcript alone.
+    if (form === 'conversation') {
+      Object.defineProperty(req, 'messages', { get: ctx.conversation.messages, enumerable: true, configurable: true })
+      if (ctx.conversation.request) req.request = ctx.conversation.request
     }
     let res: SummaryResponse
     try {
@@ -96,7 +128,11 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
     } catch (e) {
       if (ctx.signal.aborted) throw e
       const err = classifyError(e)
-      if (err.code === 'CF_PROMPT_TOO_LONG' && attempt < MAX_PROMPT_TOO_LONG_RETRIES && blocks.length > 1) {
+      if (err.code === 'CF_PROMPT_TOO_LONG' && form === 'conversation') {
+        form = 'transcript'
+        continue
+      }
+      if (err.code === 'CF_PROMPT_TOO_LONG' && shrinks++ < MAX_PROMPT_TOO_LONG_RETRIES && blocks.length > 1) {
         const drop = Math.max(1, Math.ceil(blocks.length / 4))
         blocks = blocks.slice(drop)
         omitted += drop
@@ -105,8 +141,20 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
       throw err
     }
     throwIfAborted(ctx.signal)
-    return { ...res, text: validateSummary(res) }
+    try {
+      return { ...res, text: validateSummary(res) }
+    } catch (e) {
+      // The agent's model, given its tools, may answer the conversation with a tool call: ask it as a transcript.
+      if (form !== 'conversation') throw e
+      form = 'transcript'
+    }
   }
+}
+
+/** How many model messages `messages` become (a tool result is a message of its own in the AI SDK's layout). */
+function modelMessageCount(messages: readonly Message[]): number {
+  if (!messages.length) return 0
+  return Session.fromMessages([...messages], { model: { limit: { context: 0 } }, tokenizer: 'estimate' }).toModelMessages().length
 }
 
 /** The summary body: one call, or the history and the turn prefix in parallel (pi), joined. */
@@ -205,6 +253,43 @@ export async function compact(session: Session, options: CompactOptions = {}): P
   }
 }
 
+/**
+ * The conversation form: the agent's last request (or the session's model messages), then one user
+ * message with the instructions, which say how many messages at each end stay verbatim.
+ */
+function conversationOf(
+  session: Session,
+  plan: CompactionPlan,
+  options: CompactOptions,
+  promptInput: PromptInput,
+  replaced: string | undefined,
+  context: string[],
+): Conversation {
+  let built: ModelMessageLike[] | undefined
+  const messages = () => {
+    if (built) return built
+    const view = session.context()
+    const summarized = new Set(plan.summarizedIDs)
+    const first = view.findIndex((m) => summarized.has(m.id))
+    const tailAt = plan.tailStartID === undefined ? -1 : view.findIndex((m) => m.id === plan.tailStartID)
+    const head = first > 0 ? view.slice(0, first).filter((m) => m.role !== 'system') : []
+    const { blocks: _b, omitted: _o, ...rest } = promptInput
+    const input: ConversationInput = { ...rest, keptTail: modelMessageCount(tailAt < 0 ? [] : view.slice(tailAt)), context }
+    const keptHead = modelMessageCount(head)
+    if (keptHead) input.keptHead = keptHead
+    if (replaced !== undefined) input.replaced = replaced
+    const prefix = options.lastRequest?.messages ?? (session.toModelMessages() as unknown as ModelMessageLike[])
+    built = [...prefix, { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }]
+    return built
+  }
+  const out: Conversation = { messages }
+  if (options.lastRequest) {
+    const { messages: _m, ...request } = options.lastRequest
+    if (Object.keys(request).length) out.request = request
+  }
+  return out
+}
+
 /** A summary written for a plan and not recorded yet. */
 export interface Summarized {
   plan: CompactionPlan
@@ -270,7 +355,10 @@ async function summarizeStage(
   const summarizer = options.summarizer ?? extractiveSummarizer()
   // pi's split turn: the turn's beginning gets its own summary, in parallel. With no history
   // before it (or an extractive summarizer, which reads the plan), one call covers both.
-  const split = (p: CompactionPlan) => p.turnPrefix.length > 0 && p.transcript.length > 0 && !isExtractive(summarizer)
+  // The provider rejected the context as too long: the conversation form could not fit either.
+  const form: SummaryInputForm = overflow ? 'transcript' : (options.summaryInput ?? 'transcript')
+  const split = (p: CompactionPlan) =>
+    p.turnPrefix.length > 0 && p.transcript.length > 0 && !isExtractive(summarizer) && form === 'transcript'
   const input = (p: CompactionPlan): PromptInput => {
     const out: PromptInput = {
       template,
@@ -303,7 +391,18 @@ async function summarizeStage(
   }
 
   const promptInput = input(plan)
-  const ctx: Ctx = { plan, template, summarizer, system, signal }
+  const ctx: Ctx = {
+    plan,
+    template,
+    summarizer,
+    system,
+    signal,
+    form,
+    conversation: conversationOf(session, plan, options, promptInput, replacedPrompt, context),
+    tokenizer: session.options.tokenizer,
+  }
+  // An LLM summarizer reads the conversation as it stands now, not as the agent extends it meanwhile.
+  if (form === 'conversation' && !isExtractive(summarizer)) ctx.conversation.messages()
   const history: Call = {
     kind: 'summary',
     blocks: promptInput.blocks,
@@ -341,7 +440,7 @@ async function summarizeStage(
         plan,
       )
     }
-    answer = { text: extractiveSummary(plan, { template: template.name }) }
+    answer = { text: extractiveSummary(plan, { template: template.name, tokenizer: session.options.tokenizer }) }
     fallback = true
   }
   throwIfAborted(signal)

@@ -108,6 +108,59 @@ export function buildReplacedPrompt(prompt: string, blocks: readonly string[], o
     .join('\n\n')
 }
 
+/** Where the summarized part of a conversation ends: what stays verbatim around it. */
+export interface ConversationInput extends Omit<PromptInput, 'blocks' | 'omitted'> {
+  /** Model messages at the end of the conversation that stay verbatim after the summary. */
+  keptTail: number
+  /** Model messages at its start that stay verbatim (protected turns, a `from` compaction). */
+  keptHead?: number
+  /** A `beforeCompact` hook's prompt, in place of the default instructions. */
+  replaced?: string
+}
+
+const CONVERSATION_ROLE =
+  'The conversation above is being compacted: you now write its summary for the agent that continues it. Do NOT ' +
+  'continue the work, do NOT answer requests or questions in it, and do NOT call tools: output only the summary.'
+
+function keptRange(input: ConversationInput): string {
+  const n = (k: number) => `${k} ${k === 1 ? 'message' : 'messages'}`
+  const out: string[] = []
+  if (input.keptHead) out.push(`The first ${n(input.keptHead)} above stay in the context verbatim: leave them out of the summary.`)
+  const last = input.keptTail === 1 ? 'its last message' : `its last ${input.keptTail} messages`
+  out.push(
+    input.keptTail > 0
+      ? `Summarize the conversation above except ${last}, which the context keeps verbatim after the summary: do not ` +
+          'repeat what they say (mention it only where the summary needs it to make sense).'
+      : 'Summarize the whole conversation above: none of it stays in the context after the summary.',
+  )
+  return out.join(' ')
+}
+
+/**
+ * The one user message appended to the agent's own conversation (the conversation form): the same
+ * instructions as the transcript prompt, with what stays verbatim said by message counts.
+ */
+export function buildConversationInstructions(input: ConversationInput): string {
+  const update = input.previousSummary?.trim()
+    ? 'The conversation starts from an earlier summary (the message that begins with "[Context summary: reference only]"). ' +
+      'Write one new summary covering it and what followed: the earlier summary is discarded afterwards, so anything you ' +
+      'do not carry over is lost. Carry forward objectives, constraints, user directives and decisions; where the two ' +
+      'disagree, the newer messages win.'
+    : undefined
+  const files = fileLists(input.readFiles, input.modifiedFiles)
+  const body = input.replaced?.trim()
+    ? [input.replaced.trim(), keptRange(input)]
+    : [
+        CONVERSATION_ROLE,
+        keptRange(input),
+        ...(update ? [update] : []),
+        ...(files ? [`Files read and modified so far (every one of them belongs in the summary's files section):\n\n${files}`] : []),
+        templateInstructions(input.template),
+        ...extras(input),
+      ]
+  return [`<instructions>\n${body.join('\n\n')}\n</instructions>`, ...(input.context ?? []).filter((c) => c.trim())].join('\n\n')
+}
+
 const TURN_PREFIX_FORMAT = `## Original Request
 - [what the user asked in this turn; quote constraints verbatim]
 

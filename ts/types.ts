@@ -1,14 +1,56 @@
 // Public types of the TypeScript layer.
-import type { Audit, CompactionPlan, Message, Session, Usage } from '../native.js'
+import type { Audit, CompactionPlan, Message, ModelMessageLike, Session, TokenizerName, Usage } from '../native.js'
 import type { CompactError } from './errors.js'
 
 /** Summary templates: opencode/pi's anchored sections (default), Claude Code's 9 sections, Hermes's reference snapshot. */
 export type TemplateName = 'anchored' | 'claude-code' | 'hermes'
 
+/**
+ * How the summary request is sent. `conversation`: the agent's own last request (its messages
+ * unchanged, with its system prompt and tools), then one user message with the instructions, so
+ * a provider that caches the prompt prefix reads that input from its cache. `transcript`: a
+ * summarizer system prompt and one user message holding the history as a transcript.
+ */
+export type SummaryInputForm = 'conversation' | 'transcript'
+
+/** What the agent sent besides its messages: sent unchanged with the conversation form (the cache prefix is tools, system, messages). */
+export interface RequestSettings {
+  /** The agent's system prompt, when it is not a message of `messages`. */
+  system?: string
+  /** The agent's tool definitions, in the shape its client takes (an AI SDK tool set, OpenAI `tools`...). */
+  tools?: unknown
+  /** The agent's tool choice (changing it invalidates Anthropic's cached messages: it is sent as it was). */
+  toolChoice?: unknown
+  /** The agent's provider options (thinking settings are part of the cache key). */
+  providerOptions?: Record<string, unknown>
+}
+
+/** The agent's last model request: its messages as the model got them, and what came with them. */
+export interface LastRequest extends RequestSettings {
+  messages: readonly ModelMessageLike[]
+}
+
 /** What a summarizer is asked. */
 export interface SummaryRequest {
+  /** The transcript form's system prompt. */
   system: string
+  /** The transcript form's user message: the history as a transcript, then the instructions. */
   prompt: string
+  /**
+   * The conversation form (`input: 'conversation'`): the agent's last request's messages, first
+   * and unchanged, then one user message with the instructions (what to summarize, what stays
+   * verbatim, the template). Send it with `request` (the agent's system prompt, tools, tool
+   * choice). Built when first read. The messages are as the agent's model read them, secrets
+   * included (redacting them would change the prefix): only the transcript form is redacted, and
+   * only it is given to a summarizer in the transcript form.
+   */
+  messages?: ModelMessageLike[]
+  /** What the agent's last request sent besides its messages, with the conversation form. */
+  request?: RequestSettings
+  /** The form the built-in LLM summarizers send (`compact()`'s `summaryInput`; default `transcript`). */
+  input?: SummaryInputForm
+  /** The session's tokenizer, for summarizers that measure their own output (extractive). */
+  tokenizer?: TokenizerName
   /** The summary's output budget (`plan.summaryBudget`; half of it for a turn-prefix summary). */
   maxOutputTokens: number
   /** `summary`: the history (and previous summary); `turn-prefix`: the beginning of a turn cut by the tail. */
@@ -49,9 +91,12 @@ export interface BeforeCompactResult {
   cancel?: boolean | string
   /** Text appended to the prompt (e.g. project notes the summary must keep). */
   context?: string | string[]
-  /** Replaces the prompt; the conversation is appended after it, so the summary still sees it. */
+  /**
+   * Replaces the prompt; the conversation is appended after it, so the summary still sees it. In
+   * the conversation form it replaces the instructions (what stays verbatim is still said).
+   */
   prompt?: string
-  /** Replaces the system prompt. */
+  /** Replaces the system prompt of the transcript form (the conversation form keeps the agent's). */
   system?: string
 }
 
@@ -76,6 +121,19 @@ export interface CompactOptions {
   hooks?: CompactHooks
   /** Use the extractive summary when the summarizer fails or answers badly (default true). */
   fallback?: boolean
+  /**
+   * The summary request's form (`SummaryRequest.input`): `conversation` sends the agent's own last
+   * request plus one instruction message, so its input is read from the provider's prompt cache
+   * when the summarizer is the agent's model; `transcript` (default) sends a transcript to a
+   * summarizer of its own. An answer to the conversation form that is too long or unusable is
+   * asked again in the transcript form.
+   */
+  summaryInput?: SummaryInputForm
+  /**
+   * The agent's last model request (its messages exactly as sent, system prompt, tools), the
+   * prefix of the conversation form. Default: `session.toModelMessages()` with no system or tools.
+   */
+  lastRequest?: LastRequest
   /**
    * Append opencode's synthetic "Continue if you have next steps..." user message after the
    * summary (default true; pass false for a manual `/compact` that should not resume the agent).

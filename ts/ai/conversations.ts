@@ -8,9 +8,10 @@ import { createHash } from 'node:crypto'
 import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions } from '../../native.js'
 import { AutoCompactor, type AfterStepResult, type AutoCompactorState } from '../auto-compactor.js'
 import { openLog, type SessionLog } from '../session-log.js'
-import type { CompactionResult } from '../types.js'
+import type { CompactionResult, LastRequest } from '../types.js'
 import { modelInfo, type ModelRef } from './models.js'
 import { sessionOptions, tokensOf, type ContextfoldAiOptions } from './options.js'
+import { summarizerModel } from './summarizer.js'
 
 /** Set while a compaction of ours runs: a summary call made through a wrapped model passes as it is. */
 const compacting = new AsyncLocalStorage<true>()
@@ -77,6 +78,16 @@ export interface CallShape {
   system?: string[]
   tools?: unknown
   maxOutputTokens?: number
+  /** The call as the model gets it (messages, system, tools, settings): the prefix of a summary request in the conversation form. */
+  request?: LastRequest
+}
+
+/** Whether `summarizer` writes with `model` itself (an `aiSdkSummarizer` of the same provider and model id). */
+function summarizesWith(summarizer: unknown, model: ModelRef): boolean {
+  const own = summarizerModel(summarizer)
+  if (!own) return false
+  if (typeof model === 'string') return own.provider === undefined && own.modelId === model
+  return own.provider === model.provider && own.modelId === model.modelId
 }
 
 /** What one model call gets from the engine. */
@@ -145,7 +156,7 @@ export class Engine {
       return c
     }
     const session = new Session(await this.#sessionOptions(model, call))
-    const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session), id ?? this.#key(messages))
+    const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session, model), id ?? this.#key(messages))
     this.#warn(c, c.session.appendModelMessages(messages as ModelMessageLike[]).warnings)
     this.#touch(first, c)
     return c
@@ -165,7 +176,7 @@ export class Engine {
     try {
       const previous = this.#stored.get(id)
       const session = await log.load(await this.#sessionOptions(model, call))
-      const c = new Conversation(id, session, this.#compactor(session, previous?.auto.state))
+      const c = new Conversation(id, session, this.#compactor(session, model, previous?.auto.state))
       if (session.length > 0 && session.resumeModelMessages(messages as ModelMessageLike[]) === null) {
         this.#warn(c, [{ line: 0, message: `conversation ${JSON.stringify(id)}: the stored session is not continued by this call's messages (an edited history, or another conversation with the same id); served from memory, not stored` }])
         return undefined
@@ -249,9 +260,12 @@ export class Engine {
     return sessionOptions(o, { providerID: info.providerID, modelID: info.modelID, ...(info.cost ? { cost: info.cost } : {}) }, info.limit.context, maxOutput)
   }
 
-  #compactor(session: Session, state?: AutoCompactorState): AutoCompactor {
+  #compactor(session: Session, model: ModelRef, state?: AutoCompactorState): AutoCompactor {
     const o = this.#options
+    // The agent's own model reads the summary request from its prompt cache; another model would not.
+    const summaryInput = o.summaryInput ?? (summarizesWith(o.summarizer, model) ? 'conversation' : 'transcript')
     return new AutoCompactor(session, {
+      summaryInput,
       ...(o.summarizer ? { summarizer: o.summarizer } : {}),
       ...(o.template ? { template: o.template } : {}),
       ...(o.instructions ? { instructions: o.instructions } : {}),
@@ -282,7 +296,9 @@ export class Engine {
     const force =
       o.shouldCompact?.({ usage, messageCount: c.session.length, contextWindow: c.session.options.model.limit.context }) ??
       (o.trigger !== undefined && usage.tokens >= tokensOf(o.trigger, usage.usable))
-    const step = await compacting.run(true, () => c.auto.afterStep({ ...(signal ? { signal } : {}), ...(force ? { force: true } : {}) }))
+    const step = await compacting.run(true, () =>
+      c.auto.afterStep({ ...(signal ? { signal } : {}), ...(force ? { force: true } : {}), ...(call.request ? { lastRequest: call.request } : {}) }),
+    )
     if (step.pruned) c.rewritten = true
     if (step.compaction) this.#report(c, step.compaction)
     // The context as it stands now goes to the provider: the cache policy's next decision reads it.

@@ -13,6 +13,7 @@ import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
 export interface CallOptionsLike {
   prompt: readonly unknown[]
   tools?: readonly unknown[]
+  toolChoice?: unknown
   maxOutputTokens?: number
   abortSignal?: AbortSignal
   providerOptions?: Record<string, unknown>
@@ -22,6 +23,12 @@ export interface CallOptionsLike {
 function conversationIdOf(params: CallOptionsLike): string | undefined {
   const id = (params.providerOptions?.contextfold as { conversationId?: unknown } | undefined)?.conversationId
   return typeof id === 'string' && id !== '' ? id : undefined
+}
+
+/** A language model call's tool choice (`{ type: 'auto' }`) as `generateText` takes it (`'auto'`). */
+function callToolChoice(choice: unknown): unknown {
+  const c = choice as { type?: unknown } | undefined
+  return c?.type === 'auto' || c?.type === 'none' || c?.type === 'required' ? c.type : choice
 }
 
 /**
@@ -76,7 +83,19 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCach
       if (insideCompaction()) return params
       const { system, texts, messages } = split(params.prompt)
       if (!messages.length) return params
-      const call = { system: texts, ...(params.tools ? { tools: params.tools } : {}), ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}) }
+      // The call as the model gets it: a summary in the conversation form sends it again, then its instructions.
+      const request = {
+        messages: params.prompt as ModelMessageLike[],
+        ...(params.tools ? { tools: params.tools } : {}),
+        ...(params.toolChoice !== undefined ? { toolChoice: callToolChoice(params.toolChoice) } : {}),
+        ...(params.providerOptions ? { providerOptions: params.providerOptions } : {}),
+      }
+      const call = {
+        system: texts,
+        request,
+        ...(params.tools ? { tools: params.tools } : {}),
+        ...(params.maxOutputTokens !== undefined ? { maxOutputTokens: params.maxOutputTokens } : {}),
+      }
       const id = conversationIdOf(params)
       const prepared = await engine.call(messages, model, call, { ...(params.abortSignal ? { signal: params.abortSignal } : {}), ...(id !== undefined ? { id } : {}) })
       const c = prepared.conversation

@@ -18,7 +18,10 @@ export interface ShouldCompactContext {
 export type Size = number | { fraction: number } | { tokens: number }
 
 export interface ContextfoldAiOptions
-  extends Pick<AutoCompactorOptions, 'summarizer' | 'template' | 'instructions' | 'focus' | 'hooks' | 'fallback' | 'audit' | 'maxFailures' | 'maxIneffective' | 'prune'> {
+  extends Pick<
+    AutoCompactorOptions,
+    'summarizer' | 'template' | 'instructions' | 'focus' | 'hooks' | 'fallback' | 'audit' | 'maxFailures' | 'maxIneffective' | 'prune' | 'summaryInput'
+  > {
   /** The model's context window in tokens. Required unless the model is in the catalog (`modelInfo`). */
   contextWindow?: number
   /**

@@ -70,7 +70,13 @@ export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = 
     const messages = args.messages.map((m) => originals.get(m as object) ?? m) as unknown[] as ModelMessageLike[]
     if (!messages.length) return undefined
     const stepUsage = args.steps?.at(-1)?.usage
-    const prepared = await engine.call(messages, model, call, { ...(args.abortSignal ? { signal: args.abortSignal } : {}), ...(stepUsage !== undefined ? { stepUsage } : {}) })
+    // The step as the model gets it: a summary in the conversation form sends it again, then its instructions.
+    const request = {
+      messages,
+      ...(options.system ? { system: options.system } : {}),
+      ...(options.tools !== undefined ? { tools: options.tools } : {}),
+    }
+    const prepared = await engine.call(messages, model, { ...call, request }, { ...(args.abortSignal ? { signal: args.abortSignal } : {}), ...(stepUsage !== undefined ? { stepUsage } : {}) })
     const base = prepared.messages ?? messages
     const marked = breakpoints.apply(base, [], prepared.conversation, model)
     marked.forEach((m, i) => m !== base[i] && originals.set(m as object, base[i]))

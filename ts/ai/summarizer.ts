@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url'
 
 import { usageFromProvider } from '../../native.js'
 import { SummaryFailedError, UnsupportedModelError, throwIfAborted } from '../errors.js'
-import type { Summarizer, SummaryResponse } from '../types.js'
+import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
 
 /**
  * An AI SDK `LanguageModel`: a provider model object (`openai('gpt-5-mini')`, a
@@ -61,10 +61,17 @@ function entryOf(pkg: Json): string | undefined {
   return pick(dot) ?? (typeof pkg.module === 'string' ? pkg.module : undefined) ?? (typeof pkg.main === 'string' ? pkg.main : 'index.js')
 }
 
-const loaded = new Map<string, Promise<Call>>()
+/** What the summarizer uses of the app's `ai`. */
+interface AppAi {
+  generateText: Call
+  /** `jsonSchema()`, to send tool definitions given as JSON schemas (a middleware's call options). */
+  jsonSchema?: (schema: unknown) => unknown
+}
 
-/** The app's `generateText`: `node_modules/ai` in `from` or the nearest folder above it. */
-function appGenerateText(from: string): Promise<Call> {
+const loaded = new Map<string, Promise<AppAi>>()
+
+/** The app's `ai`: `node_modules/ai` in `from` or the nearest folder above it. */
+function appAi(from: string): Promise<AppAi> {
   let promise = loaded.get(from)
   if (!promise) {
     promise = (async () => {
@@ -73,9 +80,11 @@ function appGenerateText(from: string): Promise<Call> {
         if (existsSync(manifest)) {
           const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as Json
           const mod = (await import(pathToFileURL(join(dirname(manifest), entryOf(pkg) ?? 'index.js')).href)) as Json
-          const fn = mod.generateText ?? obj(mod.default)?.generateText
+          const pick = (name: string) => mod[name] ?? obj(mod.default)?.[name]
+          const fn = pick('generateText')
           if (typeof fn !== 'function') throw new UnsupportedModelError(`the \`ai\` package at ${dirname(manifest)} has no generateText`)
-          return fn as Call
+          const schema = pick('jsonSchema')
+          return { generateText: fn as Call, ...(typeof schema === 'function' ? { jsonSchema: schema as AppAi['jsonSchema'] } : {}) }
         }
         if (dirname(dir) === dir) break
       }
@@ -89,6 +98,51 @@ function appGenerateText(from: string): Promise<Call> {
   return promise
 }
 
+/**
+ * The agent's tools as `generateText` takes them, without `execute`: the definitions the provider
+ * gets stay the same, and a tool call in the summary's answer is never run. Tools given as a
+ * language model call's function tools (`{ type: 'function', name, inputSchema }[]`, what a
+ * middleware sees) become a tool set through the app's `jsonSchema`.
+ */
+async function toolSet(tools: unknown, from: string): Promise<unknown> {
+  if (Array.isArray(tools)) {
+    // Without the app's `ai` (a `generateText` passed in from elsewhere) the summary goes without tools: a cache miss, not a failure.
+    const jsonSchema = await appAi(from).then((a) => a.jsonSchema, () => undefined)
+    if (!jsonSchema) return undefined
+    const out: Json = {}
+    for (const t of tools as Json[]) {
+      if (t?.type !== 'function' || typeof t.name !== 'string') continue
+      out[t.name] = { description: t.description, inputSchema: jsonSchema(t.inputSchema), ...(t.providerOptions ? { providerOptions: t.providerOptions } : {}) }
+    }
+    return out
+  }
+  const set = obj(tools)
+  if (!set) return undefined
+  return Object.fromEntries(Object.entries(set).map(([name, t]) => [name, { ...obj(t), execute: undefined }]))
+}
+
+/** The `generateText` settings of a summary request: the transcript form, or the agent's own conversation. */
+async function requestSettings(req: SummaryRequest, from: string): Promise<Json> {
+  if (req.input !== 'conversation' || !req.messages) return { system: req.system, prompt: req.prompt }
+  const r = req.request ?? {}
+  const out: Json = { messages: req.messages }
+  if (r.system) out.system = r.system
+  if (r.tools !== undefined) {
+    const tools = await toolSet(r.tools, from)
+    if (tools !== undefined) out.tools = tools
+  }
+  if (r.toolChoice !== undefined) out.toolChoice = r.toolChoice
+  if (r.providerOptions) out.providerOptions = r.providerOptions
+  return out
+}
+
+const MODEL = Symbol.for('contextfold.aiSdkSummarizer.model')
+
+/** The model an `aiSdkSummarizer` writes with (`provider` / `modelId`, or a gateway id), if `s` is one. */
+export function summarizerModel(s: unknown): { provider?: string; modelId: string } | undefined {
+  return typeof s === 'function' ? ((s as unknown as Record<symbol, { provider?: string; modelId: string } | undefined>)[MODEL] ?? undefined) : undefined
+}
+
 /** An AI SDK error saying the model object is of a specification this `ai` cannot call. */
 function unsupportedModel(e: unknown): boolean {
   const o = obj(e)
@@ -97,25 +151,23 @@ function unsupportedModel(e: unknown): boolean {
 
 /**
  * A summarizer calling `generateText({ model, system, prompt, maxOutputTokens, abortSignal })` of the
- * app's `ai`. Errors are the AI SDK's (`APICallError` with `statusCode`, `RetryError`...), which
+ * app's `ai`; with `req.input === 'conversation'`, `generateText({ model, messages, system?, tools?,
+ * toolChoice?, providerOptions? })` from `req.messages` and `req.request` (tools without
+ * `execute`). Errors are the AI SDK's (`APICallError` with `statusCode`, `RetryError`...), which
  * `compact()` classifies (auth, network, server, prompt too long); a model this `ai` cannot call is
  * an `UnsupportedModelError` (`CF_UNSUPPORTED_MODEL`), which no fallback hides.
  */
 export function aiSdkSummarizer(model: LanguageModelLike, options: AiSdkSummarizerOptions = {}): Summarizer {
-  return async (req, signal): Promise<SummaryResponse> => {
+  const summarizer: Summarizer = async (req, signal): Promise<SummaryResponse> => {
     throwIfAborted(signal)
-    const generateText = (options.generateText as Call | undefined) ?? (await appGenerateText(options.from ?? process.cwd()))
-    const call: Json = {
-      ...options.settings,
-      model,
-      system: req.system,
-      prompt: req.prompt,
-      maxOutputTokens: req.maxOutputTokens,
-    }
+    const from = options.from ?? process.cwd()
+    const generateText = (options.generateText as Call | undefined) ?? (await appAi(from)).generateText
+    const settings = await requestSettings(req, from)
+    const call: Json = { ...options.settings, model, ...settings, maxOutputTokens: req.maxOutputTokens }
     if (signal) call.abortSignal = signal
     if (options.maxRetries !== undefined) call.maxRetries = options.maxRetries
     if (options.temperature !== undefined) call.temperature = options.temperature
-    if (options.providerOptions) call.providerOptions = options.providerOptions
+    if (options.providerOptions) call.providerOptions = { ...obj(settings.providerOptions), ...options.providerOptions }
     if (options.headers) call.headers = options.headers
     let answer: unknown
     try {
@@ -140,4 +192,7 @@ export function aiSdkSummarizer(model: LanguageModelLike, options: AiSdkSummariz
     if (id) out.model = { providerID: m?.provider ?? 'ai-sdk', modelID: id }
     return out
   }
+  const named = typeof model === 'string' ? { modelId: model } : { provider: model.provider, modelId: model.modelId }
+  Object.defineProperty(summarizer, MODEL, { value: named })
+  return summarizer
 }

@@ -1,8 +1,8 @@
 // The offline summarizer: fills a template's sections from the plan's facts, file lists and previous
 // summary. Deterministic, no network: the CLI's default and `compact()`'s fallback.
-import type { CompactionPlan } from '../../native.js'
+import type { CompactionPlan, Fact, TokenizerName } from '../../native.js'
 import { InvalidArgumentError, throwIfAborted } from '../errors.js'
-import { escapeText, estimateTokens } from '../../native.js'
+import { countTokens, escapeText, estimateTokens } from '../../native.js'
 import { unframeSummary } from '../prompt.js'
 import { getTemplate, type DigestKey, type Template } from '../templates.js'
 import type { Summarizer, TemplateName } from '../types.js'
@@ -153,7 +153,19 @@ function render(t: Template, items: Map<string, string[]>): string {
 
 export interface ExtractiveOptions {
   template?: TemplateName
+  /** Tokens the summary may take (default `plan.summaryBudget`). */
+  budget?: number
+  /** How they are counted: the session's tokenizer (default `estimate`). */
+  tokenizer?: TokenizerName
 }
+
+/** A token counter for `tokenizer`. */
+function counter(tokenizer: TokenizerName | undefined): (text: string) => number {
+  return tokenizer === 'o200k' || tokenizer === 'cl100k' ? (text) => countTokens(text, tokenizer) : estimateTokens
+}
+
+/** Notes this summarizer adds about itself: dropped when a previous summary is read, so updates do not pile them up. */
+const OWN_NOTES = /^\((\d+ less referenced items left out to fit the summary budget|\d+ more omitted)\.?\)$/
 
 /**
  * The extractive summary of `plan`, in `template`'s sections. With a previous summary it updates it
@@ -165,6 +177,7 @@ export function extractiveSummary(plan: CompactionPlan, options: ExtractiveOptio
   const previous = plan.previousSummary?.trim() ? unframeSummary(plan.previousSummary) : undefined
   const d = digest(plan, previous !== undefined)
   const prevSections = previous ? parseSections(previous) : new Map<string, string[]>()
+  for (const [k, v] of prevSections) prevSections.set(k, v.filter((i) => !OWN_NOTES.test(i.trim())))
   const matched = t.sections.some((s) => s.key && prevSections.has(normalize(s.heading)))
   const items = new Map<string, string[]>()
   for (const s of t.sections) {
@@ -175,7 +188,7 @@ export function extractiveSummary(plan: CompactionPlan, options: ExtractiveOptio
     const last = [...t.sections].reverse().find((s) => s.key === 'critical') ?? t.sections[t.sections.length - 1]
     if (last) items.set(last.heading, [...(items.get(last.heading) ?? []), `Earlier summary:\n${previous}`])
   }
-  return fit(t, items, plan)
+  return fit(t, items, plan, options.budget ?? plan.summaryBudget, counter(options.tokenizer))
 }
 
 /** Words that name things (paths, identifiers, commands): four characters or more. */
@@ -198,54 +211,108 @@ function referenceCounter(plan: CompactionPlan): (item: string) => number {
   }
 }
 
+/** The order of importance of the facts (the loss audit's): a less important one is left out first. */
+const IMPORTANCE: Record<string, number> = { identifier: 1, error: 2, constraint: 3, pin: 4, request: 5 }
+
+const droppedNote = (n: number) => `\n\n(${n} less referenced items left out to fit the summary budget.)`
+
 /**
- * The rendered summary within `plan.summaryBudget` tokens: while it is over, the section with the
- * most droppable items loses its least referenced item (the oldest among equals), so the most
- * recent and most referenced stay. Items that quote a fact the summary must keep (`plan.keep`:
- * requests, constraints, the last error, identifiers, pins) are never dropped.
+ * The rendered summary within `budget` tokens (as `count` counts them, the closing note included).
+ * While it is over, the section with the most droppable items loses its least referenced item (the
+ * oldest among equals), so the most recent and most referenced stay. Items that quote a fact the
+ * summary must keep (`plan.keep`) go only when nothing else is left, least important first (the
+ * loss audit restores them verbatim after the summary); a budget smaller than the bare sections
+ * cuts the text.
  */
-function fit(t: Template, items: Map<string, string[]>, plan: CompactionPlan): string {
-  const facts = plan.keep.filter((k) => k.kind !== 'readFile' && k.kind !== 'modifiedFile').map((k) => k.text.trim())
-  const keeps = (item: string) => item === NOTE || facts.some((f) => f && item.includes(f))
+function fit(t: Template, items: Map<string, string[]>, plan: CompactionPlan, budget: number, count: (text: string) => number): string {
+  const facts = plan.keep.filter((k) => k.kind !== 'readFile' && k.kind !== 'modifiedFile' && k.text.trim())
+  const factOf = (item: string): Fact | undefined => facts.find((f) => item.includes(f.text.trim()))
+  const keeps = (item: string) => item === NOTE || factOf(item) !== undefined
   const references = referenceCounter(plan)
-  let text = render(t, items)
+  // Items cost about their own tokens: drop by that estimate, and count the whole text once it is under.
+  const cost = (item: string) => count(escapeText(item)) + 1
+  const measure = (n: number) => count(render(t, items) + (n ? droppedNote(n) : ''))
   let dropped = 0
-  while (estimateTokens(text) > plan.summaryBudget) {
-    let best: string[] | undefined
-    let bestCount = 0
-    for (const list of items.values()) {
-      const n = list.filter((i) => !keeps(i)).length
-      if (n > bestCount) [best, bestCount] = [list, n]
-    }
-    if (!best) break
-    let victim = -1
-    let fewest = Infinity
-    best.forEach((item, i) => {
-      if (keeps(item)) return
-      const n = references(item)
-      if (n < fewest) [victim, fewest] = [i, n]
-    })
-    best.splice(victim, 1)
+  let total = measure(0)
+  let estimate = total
+  while (total > budget) {
+    const victim = leastReferenced(items, keeps, references) ?? leastImportant(items, factOf)
+    if (!victim) break
+    const [list, i] = victim
+    estimate -= cost(list[i]!)
+    list.splice(i, 1)
     dropped++
-    text = render(t, items)
+    if (estimate <= budget) estimate = total = measure(dropped)
   }
-  return dropped ? `${text}\n\n(${dropped} less referenced items left out to fit the summary budget.)` : text
+  if (total > budget) total = measure(dropped)
+  const text = render(t, items) + (dropped ? droppedNote(dropped) : '')
+  return total > budget ? cut(text, budget, count) : text
+}
+
+type Victim = [string[], number]
+
+/** The least referenced droppable item of the section with the most of them. */
+function leastReferenced(items: Map<string, string[]>, keeps: (item: string) => boolean, references: (item: string) => number): Victim | undefined {
+  let best: string[] | undefined
+  let bestCount = 0
+  for (const list of items.values()) {
+    const n = list.filter((i) => !keeps(i)).length
+    if (n > bestCount) [best, bestCount] = [list, n]
+  }
+  if (!best) return undefined
+  let victim = -1
+  let fewest = Infinity
+  best.forEach((item, i) => {
+    if (keeps(item)) return
+    const n = references(item)
+    if (n < fewest) [victim, fewest] = [i, n]
+  })
+  return [best, victim]
+}
+
+/** The item quoting the least important fact (the longest among equals); the extraction note last. */
+function leastImportant(items: Map<string, string[]>, factOf: (item: string) => Fact | undefined): Victim | undefined {
+  let out: Victim | undefined
+  let rank = Infinity
+  let size = -1
+  for (const list of items.values()) {
+    list.forEach((item, i) => {
+      const r = item === NOTE ? 100 : (IMPORTANCE[factOf(item)?.kind ?? ''] ?? 0)
+      if (r < rank || (r === rank && item.length > size)) [out, rank, size] = [[list, i], r, item.length]
+    })
+  }
+  return out
+}
+
+/** The longest beginning of `text` (at a line, else at a character) within `budget` tokens. */
+function cut(text: string, budget: number, count: (text: string) => number): string {
+  let lo = 0
+  let hi = text.length
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2)
+    if (count(text.slice(0, mid)) <= budget) lo = mid
+    else hi = mid - 1
+  }
+  const line = text.lastIndexOf('\n', lo)
+  return text.slice(0, line > 0 ? line : lo).trimEnd()
 }
 
 const EXTRACTIVE = Symbol.for('contextfold.extractiveSummarizer')
 
 /**
  * The offline summarizer. It works from `req.plan` (which `compact()` always passes) and ignores
- * the prompt; without a plan it throws `CF_INVALID_ARGUMENT`.
+ * the prompt; its summary fits `req.maxOutputTokens` as the session's tokenizer (`req.tokenizer`)
+ * counts. Without a plan it throws `CF_INVALID_ARGUMENT`.
  */
-export function extractiveSummarizer(options: ExtractiveOptions = {}): Summarizer {
+export function extractiveSummarizer(options: Omit<ExtractiveOptions, 'budget'> = {}): Summarizer {
   const summarizer: Summarizer = async (req, signal) => {
     throwIfAborted(signal)
     if (!req.plan) {
       throw new InvalidArgumentError('the extractive summarizer works from the compaction plan: pass `plan` in the request')
     }
     const template = req.template ?? options.template
-    const text = extractiveSummary(req.plan, template ? { template } : {})
+    const tokenizer = req.tokenizer ?? options.tokenizer
+    const text = extractiveSummary(req.plan, { ...(template ? { template } : {}), ...(tokenizer ? { tokenizer } : {}), budget: req.maxOutputTokens })
     return { text, finishReason: 'stop' }
   }
   Object.defineProperty(summarizer, EXTRACTIVE, { value: true })

@@ -1,5 +1,5 @@
 // A summarizer over any OpenAI-compatible `/chat/completions` endpoint, with plain `fetch`.
-import { usageFromProvider } from '../../native.js'
+import { Session, usageFromProvider } from '../../native.js'
 import {
   AuthError,
   isPromptTooLong,
@@ -13,7 +13,7 @@ import {
   type CompactError,
   type CompactErrorOptions,
 } from '../errors.js'
-import type { Summarizer, SummaryResponse } from '../types.js'
+import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
 
 export interface OpenAICompatibleOptions {
   /** E.g. `https://api.openai.com/v1`, `http://127.0.0.1:11434/v1`; `/chat/completions` is appended. */
@@ -82,8 +82,34 @@ function networkError(e: unknown, url: string): NetworkError {
 }
 
 /**
+ * The chat messages and settings of a summary request: the transcript form (a system prompt and the
+ * transcript), or the conversation form (the agent's messages in OpenAI's layout, with its system
+ * prompt, tools and tool choice, then the instructions).
+ */
+function chatRequest(req: SummaryRequest): Json {
+  if (req.input !== 'conversation' || !req.messages) {
+    return {
+      messages: [
+        { role: 'system', content: req.system },
+        { role: 'user', content: req.prompt },
+      ],
+    }
+  }
+  const converted = Session.fromModelMessages(req.messages, { model: { limit: { context: 0 } }, tokenizer: 'estimate' }).toModelMessages({
+    format: 'openai',
+  })
+  const settings = req.request ?? {}
+  const out: Json = { messages: settings.system ? [{ role: 'system', content: settings.system }, ...converted] : converted }
+  if (settings.tools !== undefined) out.tools = settings.tools
+  if (settings.toolChoice !== undefined) out.tool_choice = settings.toolChoice
+  return out
+}
+
+/**
  * A summarizer calling `${baseURL}/chat/completions` (OpenAI, OpenRouter, Groq, vLLM, Ollama,
- * LM Studio, llama.cpp...). Errors carry the HTTP `status` and a code: `CF_AUTH` (401/403),
+ * LM Studio, llama.cpp...). With `req.input === 'conversation'` it sends the agent's own
+ * conversation (`req.messages`, with `req.request`'s system prompt, tools and tool choice), else
+ * its system prompt and the transcript. Errors carry the HTTP `status` and a code: `CF_AUTH` (401/403),
  * `CF_RATE_LIMITED` (429), `CF_SERVER` (5xx), `CF_PROMPT_TOO_LONG` (400/413 saying so),
  * `CF_NETWORK` (unreachable), `CF_ABORTED`.
  */
@@ -98,10 +124,7 @@ export function openAICompatibleSummarizer(options: OpenAICompatibleOptions): Su
     const body: Json = {
       ...options.body,
       model: options.model,
-      messages: [
-        { role: 'system', content: req.system },
-        { role: 'user', content: req.prompt },
-      ],
+      ...chatRequest(req),
       [field]: req.maxOutputTokens,
       stream: false,
     }
