@@ -17,7 +17,8 @@ export class PrefixCache {
 
   /** The prompt's tokens in all and in its longest prefix already seen; then remembers the prompt. */
   read(segments: readonly unknown[]): { total: number; cached: number } {
-    const json = segments.map((s) => JSON.stringify(s ?? null))
+    // A breakpoint marks where to cache; it is not part of what is cached.
+    const json = segments.map((s) => JSON.stringify(s ?? null, (k, v: unknown) => (k === 'cache_control' ? undefined : v)))
     const tokens = json.map((j) => countTokens(j, 'o200k'))
     let shared = 0
     for (const prev of this.#seen) {

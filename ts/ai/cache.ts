@@ -10,6 +10,14 @@ export function providerOf(model: ModelRef): string {
   return typeof model === 'string' ? '' : model.provider
 }
 
+/** Anthropic's own provider, and Vertex's Anthropic models (`vertex.anthropic.messages`). */
+export function isAnthropic(model: ModelRef): boolean {
+  return /^(vertex\.)?anthropic/.test(providerOf(model))
+}
+
+/** Anthropic's limit of `cache_control` breakpoints per request. */
+export const MAX_BREAKPOINTS = 4
+
 /** `m` with `providerOptions[provider][key] = value`, the rest of its options kept. */
 export function withOption<T extends { providerOptions?: Record<string, unknown> }>(m: T, provider: string, key: string, value: unknown): T {
   const own = (m.providerOptions?.[provider] ?? {}) as Record<string, unknown>
@@ -30,8 +38,7 @@ export class Breakpoints {
    * `model`; the same array when none are due. Each marked message is a copy.
    */
   apply(prompt: readonly unknown[], system: readonly unknown[], c: Conversation, model: ModelRef): readonly unknown[] {
-    // Anthropic's own provider, and Vertex's Anthropic models (`vertex.anthropic.messages`).
-    if (!this.#control || !/^(vertex\.)?anthropic/.test(providerOf(model))) return prompt
+    if (!this.#control || !isAnthropic(model)) return prompt
     const out = [...prompt]
     for (const { index } of c.session.cacheBreakpoints(system as ModelMessageLike[])) {
       if (index < out.length) out[index] = withOption(out[index] as ModelMessageLike, 'anthropic', 'cacheControl', this.#control)

@@ -5,7 +5,8 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-import { usageFromProvider } from '../../native.js'
+import { usageFromProvider, type ModelMessageLike } from '../../native.js'
+import { isAnthropic, MAX_BREAKPOINTS, withOption } from './cache.js'
 import { SummaryFailedError, UnsupportedModelError, throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
 
@@ -121,11 +122,25 @@ async function toolSet(tools: unknown, from: string): Promise<unknown> {
   return Object.fromEntries(Object.entries(set).map(([name, t]) => [name, { ...obj(t), execute: undefined }]))
 }
 
+/**
+ * Anthropic reads its cache only up to a breakpoint of the request: the end of the agent's prompt
+ * (the message before the instructions) gets one, unless the request already has the most it allows.
+ */
+function readBack(messages: readonly ModelMessageLike[], model: LanguageModelLike): readonly ModelMessageLike[] {
+  const end = messages.length - 2
+  if (end < 0 || !isAnthropic(model)) return messages
+  const marked = (m: ModelMessageLike) => JSON.stringify(m).includes('"cacheControl"')
+  if (marked(messages[end]!) || messages.filter(marked).length >= MAX_BREAKPOINTS) return messages
+  const out = [...messages]
+  out[end] = withOption(messages[end]!, 'anthropic', 'cacheControl', { type: 'ephemeral' })
+  return out
+}
+
 /** The `generateText` settings of a summary request: the transcript form, or the agent's own conversation. */
-async function requestSettings(req: SummaryRequest, from: string): Promise<Json> {
+async function requestSettings(req: SummaryRequest, from: string, model: LanguageModelLike): Promise<Json> {
   if (req.input !== 'conversation' || !req.messages) return { system: req.system, prompt: req.prompt }
   const r = req.request ?? {}
-  const out: Json = { messages: req.messages }
+  const out: Json = { messages: readBack(req.messages, model) }
   if (r.system) out.system = r.system
   if (r.tools !== undefined) {
     const tools = await toolSet(r.tools, from)
@@ -162,7 +177,7 @@ export function aiSdkSummarizer(model: LanguageModelLike, options: AiSdkSummariz
     throwIfAborted(signal)
     const from = options.from ?? process.cwd()
     const generateText = (options.generateText as Call | undefined) ?? (await appAi(from)).generateText
-    const settings = await requestSettings(req, from)
+    const settings = await requestSettings(req, from, model)
     const call: Json = { ...options.settings, model, ...settings, maxOutputTokens: req.maxOutputTokens }
     if (signal) call.abortSignal = signal
     if (options.maxRetries !== undefined) call.maxRetries = options.maxRetries
