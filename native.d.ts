@@ -846,6 +846,16 @@ export interface PruneDecision {
   saving: number
   /** USD breaking the provider's cache costs now (what it writes again instead of reading). */
   cost: number
+  /**
+   * USD the next request costs as the context stands: what the last request sent read from
+   * the cache while it is warm, the rest written to it.
+   */
+  nextRequest: number
+  /**
+   * USD one compaction costs: the summary call reading the context, its output, and the
+   * compacted context written once.
+   */
+  compaction: number
   /** Tokens the prune frees. */
   freed: number
   /** Tokens of the last request that the provider would write again. */

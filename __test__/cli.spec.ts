@@ -198,6 +198,15 @@ describe('contextfold inspect', () => {
       messages: new Set(pruned.messageIDs).size,
       tokensAfter: copy.usage().tokens,
     })
+    // The bill, as the cache-aware policy weighs it (relative prices: none were given).
+    const decision = session.decidePrune()
+    expect(report.cost).toEqual({
+      priced: 'relative',
+      warm: decision.warm,
+      nextRequest: decision.nextRequest,
+      prune: { saving: decision.saving, cost: decision.cost, pays: decision.prune },
+      compaction: decision.compaction,
+    })
 
     const sel = session.select()
     expect(report.cut).toMatchObject({
@@ -210,6 +219,22 @@ describe('contextfold inspect', () => {
     })
     // The head is what a compaction would summarize.
     expect(report.cut.headTokens).toBe(session.prepareCompaction()!.tokensSummarized)
+  })
+
+  it('--prices and --cache-ttl price the cost lines; bad ones are usage errors', async () => {
+    const report = await json(['inspect', CLAUDE, '--context', '100k', '--prices', '3,15,0.3,3.75', '--cache-ttl', '1h'])
+    const opts: SessionOptions = { model: { limit: { context: 100_000, output: 25_000 } }, cache: { prices: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, ttl: '1h' } }
+    const { session } = nativeSession(CLAUDE, opts)
+    const decision = session.decidePrune()
+    expect(report.cost).toMatchObject({ priced: 'options', nextRequest: decision.nextRequest, compaction: decision.compaction })
+    const relative = await json(['inspect', CLAUDE, '--context', '100k'])
+    expect(report.cost.nextRequest).toBeGreaterThan(relative.cost.nextRequest)
+    expect((await cli(['inspect', CLAUDE, '--context', '100k', '--prices', '3,15,0.3,3.75'])).stdout).toMatch(/Cost\n\s+next request\s+\$[\d.]+ \(cache (warm|cold)/)
+    for (const bad of [['--prices', '3'], ['--prices', '3,x'], ['--cache-ttl', '2h']]) {
+      const r = await cli(['inspect', CLAUDE, ...bad])
+      expect(r.code, bad.join(' ')).toBe(2)
+      expect(r.stderr).toMatch(/is invalid/)
+    }
   })
 
   it('--top, --tokenizer and --output change what is counted', async () => {
@@ -694,7 +719,7 @@ describe('errors and exit codes', () => {
     for (const cmd of ['inspect', 'compact', 'convert']) expect(top.stdout).toContain(cmd)
     expect(top.stdout).toContain('Exit codes')
     const expected: Record<string, string[]> = {
-      inspect: ['--context', '--output', '--tokenizer', '--top', '--json', '--format'],
+      inspect: ['--context', '--output', '--tokenizer', '--top', '--json', '--format', '--prices', '--cache-ttl'],
       compact: ['--summarizer', '--base-url', '--model', '--api-key', '--template', '--focus', '--out', '--out-format', '--json'],
       convert: ['--to', '-o, --out', '--out-format', '--strip-media', '--json'],
     }

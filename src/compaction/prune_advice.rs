@@ -46,6 +46,7 @@ pub fn decide_prune(h: &mut History, now: Option<f64>, threshold: Option<u64>) -
         after_compaction: h.overhead() + tail + summary,
         growth: h.growth_per_request(),
         summary_output: summary,
+        unsent,
     };
     PruneDecision { advice: advise_prune(&case, &model), case, prune }
 }

@@ -33,6 +33,8 @@ pub struct PruneCase {
     pub growth: u64,
     /// `O`: the summary's output budget.
     pub summary_output: u64,
+    /// Tokens of the context the provider has not received yet (appended since the last request).
+    pub unsent: u64,
 }
 
 /// The decision and its terms, in USD (prices per million tokens).
@@ -43,6 +45,12 @@ pub struct PruneAdvice {
     pub saving: f64,
     /// What breaking the cache costs now.
     pub cost: f64,
+    /// What sending the context as it is costs now: the part the last request sent read from the
+    /// cache while it is warm, the rest written to it.
+    pub next_request: f64,
+    /// What one compaction costs (`B`): the summary call reading the context, its output, and the
+    /// compacted context written once.
+    pub compaction: f64,
 }
 
 const PER_TOKEN: f64 = 1e-6;
@@ -56,15 +64,22 @@ pub fn advise_prune(case: &PruneCase, m: &CacheModel) -> PruneAdvice {
     // Each following request reads the context: from the cache when there is one.
     let per_request = if m.caches() { m.read } else { m.input };
     let mut saving = per_request * f * (s + t + f - 2.0 * c) / (2.0 * g);
+    // One compaction: the summary call reads the context, writes the summary, and the provider
+    // writes the compacted context once.
+    let compaction = s * m.write + t * per_request + case.summary_output as f64 * m.output;
     if t - s > g {
-        // One compaction: the summary call reads the context, writes the summary, and the
-        // provider writes the compacted context once.
-        let compaction = s * m.write + t * per_request + case.summary_output as f64 * m.output;
         saving += compaction * f / (t - s);
     }
     let cost = if case.warm { case.rewritten as f64 * (m.write - m.read).max(0.0) } else { 0.0 };
-    let (saving, cost) = (saving * PER_TOKEN, cost * PER_TOKEN);
-    PruneAdvice { prune: case.freed > 0 && saving > cost, saving, cost }
+    let unsent = case.unsent.min(case.context) as f64;
+    let next_request = if case.warm { (c - unsent) * m.read + unsent * m.write } else { c * m.write };
+    PruneAdvice {
+        prune: case.freed > 0 && saving > cost,
+        saving: saving * PER_TOKEN,
+        cost: cost * PER_TOKEN,
+        next_request: next_request * PER_TOKEN,
+        compaction: compaction * PER_TOKEN,
+    }
 }
 
 #[cfg(test)]
@@ -91,6 +106,7 @@ mod tests {
             after_compaction: 30_000,
             growth: 2_000,
             summary_output: 8_000,
+            unsent: 4_000,
         }
     }
 
@@ -121,6 +137,16 @@ mod tests {
         // A prune that changes only what was never sent breaks nothing.
         let unsent = advise_prune(&PruneCase { rewritten: 0, ..case(90_000, true) }, &m);
         assert_eq!(unsent.cost, 0.0);
+    }
+
+    #[test]
+    fn prices_the_next_request_by_the_cache() {
+        let m = anthropic();
+        let warm = advise_prune(&case(90_000, true), &m);
+        assert!((warm.next_request - (86_000.0 * 0.1 + 4_000.0 * 1.25) * 1e-6).abs() < 1e-12);
+        let cold = advise_prune(&case(90_000, false), &m);
+        assert!((cold.next_request - 90_000.0 * 1.25 * 1e-6).abs() < 1e-12);
+        assert!(warm.compaction > 0.0 && warm.compaction == cold.compaction);
     }
 
     #[test]

@@ -193,6 +193,12 @@ pub struct PruneDecision {
     pub saving: f64,
     /// USD breaking the provider's cache costs now (what it writes again instead of reading).
     pub cost: f64,
+    /// USD the next request costs as the context stands: what the last request sent read from
+    /// the cache while it is warm, the rest written to it.
+    pub next_request: f64,
+    /// USD one compaction costs: the summary call reading the context, its output, and the
+    /// compacted context written once.
+    pub compaction: f64,
     /// Tokens the prune frees.
     pub freed: f64,
     /// Tokens of the last request that the provider would write again.
@@ -218,6 +224,8 @@ impl From<CoreDecision> for PruneDecision {
             prune: d.advice.prune,
             saving: d.advice.saving,
             cost: d.advice.cost,
+            next_request: d.advice.next_request,
+            compaction: d.advice.compaction,
             freed: c.freed as f64,
             rewritten: c.rewritten as f64,
             warm: c.warm,

@@ -5,19 +5,21 @@ import { readFile } from 'node:fs/promises'
 import { InvalidArgumentError, Option, type Command } from 'commander'
 
 import { Session } from '../../native.js'
-import type { Overhead, SessionOptions, TokenizerName } from '../../native.js'
+import type { CacheOptions, ModelCost, Overhead, SessionOptions, TokenizerName } from '../../native.js'
 import { inputError, usageError } from './errors.js'
 import { colorsFor, plural, type Colors } from './format.js'
 import type { DatabaseFlags } from './database.js'
 import { INPUT_FORMATS, loadInput, type InputFormat, type LoadedInput } from './load.js'
 import { Progress } from './progress.js'
-import { parseTokens, sessionOptions, TOKENIZERS } from './session-options.js'
+import { parsePrices, parseTokens, parseTtl, sessionOptions, TOKENIZERS } from './session-options.js'
 
 export interface CommonFlags {
   json?: boolean
   context?: number
   output?: number
   tokenizer?: TokenizerName
+  prices?: ModelCost
+  cacheTtl?: CacheOptions['ttl']
   format?: InputFormat
   recover?: boolean
   color?: boolean
@@ -82,6 +84,21 @@ export function addOverheadOptions(cmd: Command): Command {
     .option('--tools <file>', 'a JSON file with the tool definitions the model gets (an array of { name, description, inputSchema }): counted in the figures')
 }
 
+/** `--prices` and `--cache-ttl`: what requests cost with the provider's prompt cache (`inspect`'s cost lines). */
+export function addPriceOptions(cmd: Command): Command {
+  return cmd
+    .option('--prices <list>', 'USD per million tokens: input,output[,cacheRead[,cacheWrite]] (e.g. 3,15,0.3,3.75); default: the session\'s model prices, else relative ones', (v: string) => {
+      const p = parsePrices(v)
+      if (!p) throw new InvalidArgumentError('expected 2 to 4 prices >= 0 separated by commas, e.g. 3,15,0.3,3.75.')
+      return p
+    })
+    .option('--cache-ttl <ttl>', "how long the provider keeps a cached prompt: 5m, 1h or milliseconds (default: 5m)", (v: string) => {
+      const t = parseTtl(v)
+      if (t === undefined) throw new InvalidArgumentError('expected 5m, 1h or a number of milliseconds.')
+      return t
+    })
+}
+
 /** What `--system` / `--tools` name, read; undefined when neither is given. */
 async function readOverhead(flags: CommonFlags): Promise<Overhead | undefined> {
   if (flags.system === undefined && flags.tools === undefined) return undefined
@@ -142,6 +159,8 @@ export async function openSession(file: string, flags: CommonFlags, ctx: RunCont
   if (flags.context !== undefined) windowFlags.context = flags.context
   if (flags.output !== undefined) windowFlags.output = flags.output
   if (flags.tokenizer !== undefined) windowFlags.tokenizer = flags.tokenizer
+  if (flags.prices !== undefined) windowFlags.prices = flags.prices
+  if (flags.cacheTtl !== undefined) windowFlags.cacheTtl = flags.cacheTtl
   const options = sessionOptions(windowFlags, input.sessionOptions)
   const overhead = await readOverhead(flags)
   ctx.progress.update(`Counting ${plural(input.messages.length, 'message')} of ${file}`)

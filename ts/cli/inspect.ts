@@ -2,7 +2,7 @@
 // largest tool outputs; what prune would free; where a compaction would cut; import warnings.
 import { Session, turns } from '../../native.js'
 import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../../native.js'
-import { addCommonOptions, addOverheadOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
+import { addCommonOptions, addOverheadOptions, addPriceOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { breakdownTotal, renderBar, renderLegend, segments } from './context-bar.js'
 import { int, pct, plural, snippet, table } from './format.js'
 import { print, printJson } from './output.js'
@@ -40,8 +40,20 @@ export interface InspectReport {
   /** The breakdown's sum: the local count of the context. */
   localTokens: number
   largestToolOutputs: ToolOutputSize[]
-  /** What `prune()` would do now (run on a copy). */
+  /** What `prune()` would do now (a dry run; the usage after it from a pruned copy). */
   prune: { tokensFreed: number; parts: number; messages: number; tokensAfter: number }
+  /**
+   * USD with the provider's prompt cache (`decidePrune`): the next request as the context stands,
+   * a prune now (what the requests that follow save, what breaking the cache costs, whether the
+   * default policy would prune), one compaction. `priced` says where the prices come from.
+   */
+  cost: {
+    priced: 'options' | 'model' | 'relative'
+    warm: boolean
+    nextRequest: number
+    prune: { saving: number; cost: number; pays: boolean }
+    compaction: number
+  }
   /** Where a compaction would cut now (`select()`): the head is summarized, the tail kept verbatim. */
   cut: {
     overflow: boolean
@@ -90,10 +102,13 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
   const sel = session.select()
   const options = session.options
 
-  ctx.progress.update(`Pruning a copy of ${file}`)
+  ctx.progress.update(`Weighing a prune of ${file}`)
+  const decision = session.decidePrune()
+  const pruned = decision.result
+  // The usage after it, exactly (provider usage reported before a prune is corrected by what it clears).
   const copy = await Session.fromMessagesAsync(input.messages, options, ctx.signal)
   if (overhead) copy.setOverhead(overhead.value)
-  const pruned = copy.prune()
+  copy.prune()
 
   const localTokens = breakdownTotal(breakdown)
   const headTokens = Math.max(0, localTokens - sel.tailTokens)
@@ -127,6 +142,13 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
       parts: pruned.prunedPartIDs.length,
       messages: new Set(pruned.messageIDs).size,
       tokensAfter: copy.usage().tokens,
+    },
+    cost: {
+      priced: options.cache?.prices ? 'options' : options.model.cost ? 'model' : 'relative',
+      warm: decision.warm,
+      nextRequest: decision.nextRequest,
+      prune: { saving: decision.saving, cost: decision.cost, pays: decision.prune },
+      compaction: decision.compaction,
     },
     cut,
     warnings: input.warnings,
@@ -214,6 +236,21 @@ export function renderInspect(r: InspectReport, context: readonly Message[], ctx
     )
   }
 
+  // The bill.
+  const cost = r.cost
+  const usd = (x: number) => `$${x < 0.01 ? x.toFixed(4) : x.toFixed(2)}`
+  const priced = cost.priced === 'relative' ? c.dim(' (no prices known: relative, input at $1 per million tokens; --prices sets them)') : ''
+  out.push('')
+  out.push(`${head('Cost')}${priced}`)
+  const pays = cost.prune.pays ? c.green('the default policy would prune') : c.dim('the default policy would not prune')
+  out.push(
+    ...table([
+      ['next request', `${usd(cost.nextRequest)} ${c.dim(cost.warm ? '(cache warm: what the last request sent is read back)' : '(cache cold: all written again)')}`],
+      ...(p.parts > 0 ? [['prune now', `saves ${usd(cost.prune.saving)} over the requests to follow, costs ${usd(cost.prune.cost)} of cache re-writes: ${pays}`]] : []),
+      ['a compaction', usd(cost.compaction)],
+    ]),
+  )
+
   // The cut.
   out.push('')
   const cut = r.cut
@@ -246,7 +283,7 @@ export function registerInspect(program: Command, run: (action: (ctx: RunContext
     .description('show what a session holds: tokens by kind against the window, largest tool outputs, what prune would free, where compaction would cut, import warnings')
     .argument('<file>', 'a transcript (Claude Code, Codex, pi, opencode, ...), contextfold messages (JSONL), a session store, or a postgres:// or redis:// URL with --session; - reads stdin')
     .option('--top <n>', 'how many of the largest tool outputs to list (default: 10)', countArg)
-  addOverheadOptions(addCommonOptions(cmd)).action(async (file: string, flags: InspectFlags) => {
+  addPriceOptions(addOverheadOptions(addCommonOptions(cmd))).action(async (file: string, flags: InspectFlags) => {
     await run(async (ctx) => {
       const { report, context } = await inspectReport(file, flags, ctx)
       ctx.progress.stop()

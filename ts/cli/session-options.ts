@@ -1,5 +1,6 @@
-// Session options from the command line: the model window (--context, --output) and the tokenizer.
-import type { SessionOptions, TokenizerName } from '../../native.js'
+// Session options from the command line: the model window (--context, --output), the tokenizer, and
+// the provider's prices and cache lifetime (--prices, --cache-ttl).
+import type { CacheOptions, ModelCost, SessionOptions, TokenizerName } from '../../native.js'
 
 export const DEFAULT_CONTEXT = 200_000
 /** Output tokens assumed when --output is not given: 32,000, at most a quarter of the window. */
@@ -28,6 +29,28 @@ export interface WindowFlags {
   context?: number
   output?: number
   tokenizer?: TokenizerName
+  prices?: ModelCost
+  cacheTtl?: CacheOptions['ttl']
+}
+
+/**
+ * `--prices input,output[,cacheRead[,cacheWrite]]` in USD per million tokens (`3,15,0.3,3.75` for
+ * Claude Sonnet); `undefined` when `text` is not that (the caller reports it).
+ */
+export function parsePrices(text: string): ModelCost | undefined {
+  const n = text.split(',').map((x) => Number(x.trim()))
+  if (n.length < 2 || n.length > 4 || n.some((x) => !Number.isFinite(x) || x < 0)) return undefined
+  const out: ModelCost = { input: n[0]!, output: n[1]! }
+  if (n[2] !== undefined) out.cacheRead = n[2]
+  if (n[3] !== undefined) out.cacheWrite = n[3]
+  return out
+}
+
+/** `--cache-ttl 5m`, `1h` or milliseconds. */
+export function parseTtl(text: string): CacheOptions['ttl'] | undefined {
+  const t = text.trim()
+  if (t === '5m' || t === '1h') return t
+  return /^\d+$/.test(t) ? Number(t) : undefined
 }
 
 /**
@@ -45,5 +68,8 @@ export function sessionOptions(flags: WindowFlags, recorded?: SessionOptions): S
   if (flags.output !== undefined) base.model.limit.output = flags.output
   else if (!recorded || flags.context !== undefined) base.model.limit.output = defaultOutput(base.model.limit.context)
   if (flags.tokenizer !== undefined) base.tokenizer = flags.tokenizer
+  if (flags.prices || flags.cacheTtl !== undefined) {
+    base.cache = { ...base.cache, ...(flags.prices ? { prices: flags.prices } : {}), ...(flags.cacheTtl !== undefined ? { ttl: flags.cacheTtl } : {}) }
+  }
   return base
 }
