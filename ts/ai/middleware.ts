@@ -5,6 +5,7 @@
 // is compacted and the compacted prompt is sent, on this call and on every later one.
 import type { ModelMessageLike } from '../../native.js'
 import { Breakpoints, providerOf, withOption } from './cache.js'
+import { reportedUsage } from './usage.js'
 import { Engine, insideCompaction, type Conversation } from './conversations.js'
 import type { ModelRef } from './models.js'
 import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
@@ -112,7 +113,7 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCach
     async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate()
       const c = calls.get(params)
-      if (c) c.usage = result.usage
+      if (c) c.usage = reportedUsage(result.usage, (result as { providerMetadata?: unknown }).providerMetadata)
       return result
     },
     async wrapStream({ doStream, params }) {
@@ -122,8 +123,8 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCach
       const stream = result.stream.pipeThrough(
         new TransformStream<unknown, unknown>({
           transform(chunk, controller) {
-            const part = chunk as { type?: string; usage?: unknown }
-            if (part?.type === 'finish') c.usage = part.usage
+            const part = chunk as { type?: string; usage?: unknown; providerMetadata?: unknown }
+            if (part?.type === 'finish') c.usage = reportedUsage(part.usage, part.providerMetadata)
             controller.enqueue(chunk)
           },
         }),

@@ -5,6 +5,7 @@
 // helper continues from them.
 import type { ModelMessageLike } from '../../native.js'
 import { Breakpoints } from './cache.js'
+import { reportedUsage } from './usage.js'
 import { Engine } from './conversations.js'
 import type { ModelRef } from './models.js'
 import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
@@ -27,7 +28,7 @@ export interface ContextfoldPrepareStepOptions extends ContextfoldAiOptions, Pic
 export interface PrepareStepArgs<M = unknown> {
   messages: readonly M[]
   model?: unknown
-  steps?: readonly { usage?: unknown }[]
+  steps?: readonly { usage?: unknown; providerMetadata?: unknown }[]
   stepNumber?: number
   abortSignal?: AbortSignal
 }
@@ -69,7 +70,8 @@ export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = 
     const model = (options.model ?? args.model) as ModelRef
     const messages = args.messages.map((m) => originals.get(m as object) ?? m) as unknown[] as ModelMessageLike[]
     if (!messages.length) return undefined
-    const stepUsage = args.steps?.at(-1)?.usage
+    const last = args.steps?.at(-1)
+    const stepUsage = last && reportedUsage(last.usage, last.providerMetadata)
     // The step as the model gets it: a summary in the conversation form sends it again, then its instructions.
     const request = {
       messages,
