@@ -856,6 +856,11 @@ export interface PruneDecision {
    * compacted context written once.
    */
   compaction: number
+  /**
+   * The compaction threshold (tokens) that costs least per request, at most twice as many
+   * compactions as at `threshold` (`AutoCompactor`'s `compactAt: 'cost'`).
+   */
+  cheapestThreshold: number
   /** Tokens the prune frees. */
   freed: number
   /** Tokens of the last request that the provider would write again. */

@@ -56,10 +56,13 @@ export interface AutoCompactorOptions
    */
   speculateAt?: number
   /**
-   * Compact once usage reaches this share of the usable window (e.g. `0.8`), before it overflows.
-   * Default: at overflow (`1`).
+   * Compact once usage reaches this share of the usable window (e.g. `0.8`), before it overflows;
+   * `'cost'`: at the threshold that costs least per request with the provider's prompt cache
+   * (`decidePrune().cheapestThreshold`, never below halfway between the size after a compaction and
+   * the window, so at most twice as many compactions: each summary loses detail). Default: at
+   * overflow (`1`).
    */
-  compactAt?: number
+  compactAt?: number | 'cost'
   /**
    * The breaker's state to start from: the `state` of this conversation's previous compactor,
    * when the session was reloaded (e.g. from a store, once per call).
@@ -143,6 +146,8 @@ export class AutoCompactor {
   #tripped: AutoCompactorState['tripped']
   #busy = false
   #speculation: Speculation | undefined
+  /** `compactAt: 'cost'`: the threshold the last step weighed. */
+  #costAt: number | undefined
 
   constructor(session: Session, options: AutoCompactorOptions = {}) {
     this.session = session
@@ -269,12 +274,14 @@ export class AutoCompactor {
       const out: AfterStepResult = { usage }
       const overflow = options.overflow === true
       const policy = this.prunePolicy
+      const byCost = this.#options.compactAt === 'cost'
+      const decision = policy === 'cache' || byCost ? session.decidePrune(this.#decideOptions()) : undefined
+      if (decision && byCost) this.#costAt = decision.cheapestThreshold
       const due = overflow || options.force === true || this.#due(usage)
       if (policy === 'opencode' || (policy === 'tier' && (usage.tier === 'prune' || usage.tier === 'compact' || overflow))) {
         usage = this.#prune(out) ?? usage
-      } else if (policy === 'cache' && !due) {
-        const decision = session.decidePrune(this.#decideOptions())
-        if (decision.prune) usage = this.#prune(out, decision) ?? usage
+      } else if (policy === 'cache' && !due && decision?.prune) {
+        usage = this.#prune(out, decision) ?? usage
       }
       if (!due || (!overflow && options.force !== true && !this.#due(usage))) {
         this.#speculate(usage, options.lastRequest)
@@ -347,15 +354,22 @@ export class AutoCompactor {
   #decideOptions(): { now?: number; threshold?: number } {
     const o: { now?: number; threshold?: number } = {}
     if (this.#options.clock) o.now = this.#options.clock()
-    const at = this.#options.compactAt
-    if (at !== undefined) o.threshold = Math.floor(at * this.session.usage().usable)
+    const threshold = this.#threshold(this.session.usage())
+    if (threshold !== undefined) o.threshold = threshold
     return o
+  }
+
+  /** The tokens `compactAt` compacts at, if it says (for `'cost'`, once a step has weighed it). */
+  #threshold(usage: ContextUsage): number | undefined {
+    const at = this.#options.compactAt
+    if (at === 'cost') return this.#costAt
+    return at !== undefined && usage.usable > 0 ? Math.floor(at * usage.usable) : undefined
   }
 
   /** Whether `usage` calls for a compaction: over the window, or past `compactAt`. */
   #due(usage: ContextUsage): boolean {
-    const at = this.#options.compactAt
-    return this.session.isOverflow() || (at !== undefined && usage.usable > 0 && usage.tokens >= at * usage.usable)
+    const threshold = this.#threshold(usage)
+    return this.session.isOverflow() || (threshold !== undefined && usage.tokens >= threshold)
   }
 
   /** The provider rejected the request as too long: compact now, replaying `messageID` if given. */

@@ -51,6 +51,8 @@ pub struct PruneAdvice {
     /// What one compaction costs (`B`): the summary call reading the context, its output, and the
     /// compacted context written once.
     pub compaction: f64,
+    /// The compaction threshold that costs least per request (see `cheapest_threshold`).
+    pub cheapest_threshold: u64,
 }
 
 const PER_TOKEN: f64 = 1e-6;
@@ -74,12 +76,32 @@ pub fn advise_prune(case: &PruneCase, m: &CacheModel) -> PruneAdvice {
     let unsent = case.unsent.min(case.context) as f64;
     let next_request = if case.warm { (c - unsent) * m.read + unsent * m.write } else { c * m.write };
     PruneAdvice {
+        cheapest_threshold: cheapest_threshold(case, m),
         prune: case.freed > 0 && saving > cost,
         saving: saving * PER_TOKEN,
         cost: cost * PER_TOKEN,
         next_request: next_request * PER_TOKEN,
         compaction: compaction * PER_TOKEN,
     }
+}
+
+/// The threshold `T` that makes the sawtooth cheapest per request: reading `(S + T) / 2` on average
+/// against one compaction `B` every `(T − S) / g` requests gives `T = S + sqrt(2 g B / read)`. It is
+/// kept between the midpoint of `[S, threshold]` and the threshold itself, so compactions come at
+/// most twice as often as at the threshold: each summary loses detail, and that is not priced here.
+pub fn cheapest_threshold(case: &PruneCase, m: &CacheModel) -> u64 {
+    let t = case.threshold as f64;
+    let s = (case.after_compaction as f64).min(t);
+    let per_request = if m.caches() { m.read } else { m.input };
+    if per_request <= 0.0 || t <= s {
+        return case.threshold;
+    }
+    let g = case.growth.max(1) as f64;
+    // B at the candidate threshold reads `T` in the summary call: solve with B at the threshold
+    // (an upper bound, so the result errs towards compacting later).
+    let compaction = s * m.write + t * per_request + case.summary_output as f64 * m.output;
+    let best = s + (2.0 * g * compaction / per_request).sqrt();
+    best.clamp((s + t) / 2.0, t) as u64
 }
 
 #[cfg(test)]
@@ -147,6 +169,23 @@ mod tests {
         let cold = advise_prune(&case(90_000, false), &m);
         assert!((cold.next_request - 90_000.0 * 1.25 * 1e-6).abs() < 1e-12);
         assert!(warm.compaction > 0.0 && warm.compaction == cold.compaction);
+    }
+
+    #[test]
+    fn the_cheapest_threshold_compacts_at_most_twice_as_often() {
+        let m = anthropic();
+        let mut c = case(90_000, true);
+        // Small growth: compacting early pays, down to the midpoint and no further.
+        c.growth = 200;
+        assert_eq!(advise_prune(&c, &m).cheapest_threshold, (30_000 + 180_000) / 2);
+        // Large growth: compactions come fast anyway; the threshold stays where it is.
+        c.growth = 50_000;
+        assert_eq!(advise_prune(&c, &m).cheapest_threshold, 180_000);
+        // In between: S + sqrt(2 g B / read).
+        c.growth = 5_000;
+        let b = 30_000.0 * 1.25 + 180_000.0 * 0.1 + 8_000.0 * 5.0;
+        let want = 30_000.0 + (2.0 * 5_000.0 * b / 0.1_f64).sqrt();
+        assert_eq!(advise_prune(&c, &m).cheapest_threshold, want as u64);
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 mod advice;
 
-pub use advice::{advise_prune, PruneAdvice, PruneCase};
+pub use advice::{advise_prune, cheapest_threshold, PruneAdvice, PruneCase};
 
 use serde::{Deserialize, Serialize};
 

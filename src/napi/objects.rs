@@ -199,6 +199,9 @@ pub struct PruneDecision {
     /// USD one compaction costs: the summary call reading the context, its output, and the
     /// compacted context written once.
     pub compaction: f64,
+    /// The compaction threshold (tokens) that costs least per request, at most twice as many
+    /// compactions as at `threshold` (`AutoCompactor`'s `compactAt: 'cost'`).
+    pub cheapest_threshold: f64,
     /// Tokens the prune frees.
     pub freed: f64,
     /// Tokens of the last request that the provider would write again.
@@ -226,6 +229,7 @@ impl From<CoreDecision> for PruneDecision {
             cost: d.advice.cost,
             next_request: d.advice.next_request,
             compaction: d.advice.compaction,
+            cheapest_threshold: d.advice.cheapest_threshold as f64,
             freed: c.freed as f64,
             rewritten: c.rewritten as f64,
             warm: c.warm,
