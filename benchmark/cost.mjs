@@ -1,0 +1,227 @@
+// What context management costs per task, billed as providers with a prompt cache bill it: replays
+// generated and corpus coding-agent traces through a native Session + AutoCompactor under several
+// policies, prices every request (the agent's and the summary calls) through a simulated prompt
+// cache, prints a Markdown report, writes it to benchmark/cost.md, and evaluates issue 18's targets.
+//
+//   node benchmark/cost.mjs            # 150, 500 and 1,500 messages × 3 seeds, and the corpus
+//   node benchmark/cost.mjs --quick    # 150 and 500 messages × 1 seed, 3 corpus sessions
+//   node benchmark/cost.mjs --check    # also compare each step's prompt with toModelMessages()
+import { writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Session } from '../dist/index.js'
+import { PRICINGS, PRICES_SOURCE, caches, usd } from './cost-cache.mjs'
+import { POLICIES, THRESHOLDS, replay } from './cost-replay.mjs'
+import { agentOverhead, corpusTraces, generateTrace } from './cost-traces.mjs'
+import { log } from './timing.mjs'
+
+const here = dirname(fileURLToPath(import.meta.url))
+const quick = process.argv.includes('--quick')
+const check = process.argv.includes('--check')
+
+// gpt-4o counted with o200k; a 200k window for the generated traces (as the issue measured), and
+// gpt-4o's own 128k for the corpus, whose sessions are shorter (with 200k only 8 of them overflow).
+const GENERATED_MODEL = { providerID: 'openai', modelID: 'gpt-4o', limit: { context: 200_000, output: 16_384 } }
+const CORPUS_MODEL = { providerID: 'openai', modelID: 'gpt-4o', limit: { context: 128_000, output: 16_384 } }
+const LENGTHS = quick ? [150, 500] : [150, 500, 1500]
+const SEEDS = quick ? [1] : [1, 2, 3]
+const CORPUS_LIMIT = quick ? 3 : Infinity
+const MINUTE = 60_000
+
+const overhead = agentOverhead()
+
+/** Whether a trace's context would overflow `model`'s window without compaction. */
+function overflows(trace, model) {
+  const session = new Session({ model, tokenizer: 'o200k' })
+  session.setOverhead(overhead)
+  for (const m of trace.messages) session.append(m)
+  return session.isOverflow()
+}
+
+function traceSets() {
+  const sets = LENGTHS.map((n) => ({
+    name: `generated, ${n} messages`,
+    window: GENERATED_MODEL.limit.context,
+    model: GENERATED_MODEL,
+    traces: SEEDS.map((seed) => generateTrace(n, seed)),
+  }))
+  const corpus = corpusTraces()
+    .filter((t) => overflows(t, CORPUS_MODEL))
+    .sort((a, b) => a.messages.length - b.messages.length)
+    .slice(0, CORPUS_LIMIT)
+  sets.push({ name: 'corpus', window: CORPUS_MODEL.limit.context, model: CORPUS_MODEL, traces: corpus })
+  return sets
+}
+
+const cacheOf = (p) => (p.ttlMs > 5 * MINUTE ? 'long' : 'short')
+
+/** A replay's bill at `p`'s prices. */
+function bill(r, p) {
+  const c = r.cache[cacheOf(p)]
+  const input = usd(p, { read: c.read, written: c.written })
+  const output = usd(p, { output: r.output })
+  const summary = usd(p, { read: c.summaryRead, written: c.summaryWritten, uncached: c.summaryUncached, output: r.summaryOutput })
+  const inputTokens = c.read + c.written + c.summaryRead + c.summaryWritten + c.summaryUncached
+  return {
+    usd: input + output + summary,
+    summary,
+    readShare: (c.read + c.summaryRead) / inputTokens,
+    breaks: c.breaks,
+    compactions: r.compactions,
+    prunes: r.prunes,
+  }
+}
+
+const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
+
+/** Replays every trace of every set under every policy; the default once per pricing when prices change what it does. */
+async function run(sets) {
+  const probe = {}
+  const total = sets.reduce((n, s) => n + s.traces.length, 0) * POLICIES.length
+  let done = 0
+  const started = Date.now()
+  for (const set of sets) {
+    set.results = [] // per trace: policy name -> pricing name -> bill
+    for (const trace of set.traces) {
+      const byPolicy = {}
+      for (const policy of POLICIES) {
+        process.stderr.write(`\r\x1b[K[cost] ${++done}/${total} ${set.name}: ${trace.name} (${trace.messages.length} messages), ${policy.name} — ${((Date.now() - started) / 1000).toFixed(0)} s`)
+        const options = { model: set.model, overhead, check }
+        const first = await replay(trace, policy, { ...options, pricing: PRICINGS[0], probe: policy.aware ? probe : {} })
+        const perPricing = {}
+        for (const p of PRICINGS) {
+          const dependsOnPrices = policy.aware && (probe.pricing || probe.sessionPrices)
+          const r = p === PRICINGS[0] || !dependsOnPrices ? first : await replay(trace, policy, { ...options, pricing: p })
+          perPricing[p.name] = bill(r, p)
+        }
+        byPolicy[policy.name] = perPricing
+      }
+      set.results.push(byPolicy)
+    }
+  }
+  return { probe, seconds: (Date.now() - started) / 1000 }
+}
+
+/** Mean figures per task of `policy` at pricing `p` over a set's traces. */
+function summarize(set, policy, p) {
+  const bills = set.results.map((r) => r[policy][p.name])
+  const cost = mean(bills.map((b) => b.usd))
+  const summary = mean(bills.map((b) => b.summary))
+  return {
+    cost,
+    summary,
+    summaryShare: summary / cost,
+    readShare: mean(bills.map((b) => b.readShare)),
+    breaks: mean(bills.map((b) => b.breaks)),
+    compactions: mean(bills.map((b) => b.compactions)),
+    prunes: mean(bills.map((b) => b.prunes)),
+  }
+}
+
+const money = (x) => `$${x.toFixed(x < 1 ? 3 : 2)}`
+const pct = (x) => `${(100 * x).toFixed(1)}%`
+const num = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1))
+
+function table(set) {
+  const rows = [
+    '| pricing | policy | cost per task | vs compaction-only | input read from cache | cache breaks | compactions | prunes | summary calls |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+  ]
+  for (const p of PRICINGS) {
+    const base = summarize(set, 'compaction-only', p).cost
+    for (const { name } of POLICIES) {
+      const s = summarize(set, name, p)
+      const cached = caches(p)
+      rows.push(
+        `| ${p.name} | ${name} | ${money(s.cost)} | ${(s.cost / base).toFixed(3)}× | ${cached ? pct(s.readShare) : '—'} | ${cached ? num(s.breaks) : '—'} | ${num(s.compactions)} | ${num(s.prunes)} | ${money(s.summary)} (${pct(s.summaryShare)}) |`,
+      )
+    }
+  }
+  return rows.join('\n')
+}
+
+/** Issue 18's targets for one set: each met or not, with the figures. */
+function targets(set) {
+  const out = []
+  const line = (ok, text) => out.push(`- ${ok === undefined ? 'n/a' : ok ? 'met' : '**not met**'}: ${text}`)
+  for (const p of PRICINGS) {
+    const d = summarize(set, 'default', p)
+    const only = summarize(set, 'compaction-only', p)
+    const vs = (x) => `default ${money(d.cost)} vs ${money(x.cost)} (${(d.cost / x.cost).toFixed(3)}×)`
+    if (!caches(p)) {
+      line(d.cost <= only.cost, `${p.name}: no more than compaction-only — ${vs(only)}`)
+      continue
+    }
+    const oc = summarize(set, 'opencode', p)
+    line(d.cost <= 0.85 * oc.cost, `${p.name}: ≥ 15% less than opencode's rule — ${vs(oc)}`)
+    line(d.cost <= only.cost, `${p.name}: no more than compaction-only — ${vs(only)}`)
+    const family = [['compaction-only', only], ...THRESHOLDS.map((at) => [`compaction-only@${at}`, summarize(set, `compaction-only@${at}`, p)])]
+    const rivals = family.filter(([, s]) => s.compactions <= d.compactions).sort((a, b) => a[1].cost - b[1].cost)
+    if (rivals.length === 0) {
+      line(undefined, `${p.name}: ≥ 3% less than the cheapest compaction-only policy compacting no more often — none compacts as rarely as the default (${num(d.compactions)} a task)`)
+    } else {
+      const [name, best] = rivals[0]
+      line(d.cost <= 0.97 * best.cost, `${p.name}: ≥ 3% less than the cheapest compaction-only policy compacting no more often (${name}, ${num(best.compactions)} vs ${num(d.compactions)} compactions a task) — ${vs(best)}`)
+    }
+  }
+  // Compaction frequency, trace by trace (it does not depend on the prices unless the default does).
+  let worst = 0
+  let where = ''
+  for (const [i, r] of set.results.entries()) {
+    for (const p of PRICINGS) {
+      const d = r.default[p.name].compactions
+      const only = r['compaction-only'][p.name].compactions
+      const ratio = d === 0 ? 0 : only === 0 ? Infinity : d / only
+      if (ratio > worst) [worst, where] = [ratio, `${set.traces[i].name}, ${p.name}: ${d} vs ${only}`]
+    }
+  }
+  line(worst <= 2, `never compacts more than twice as often as compaction-only — worst ${worst === Infinity ? '∞' : `${worst.toFixed(2)}×`}${where ? ` (${where})` : ''}`)
+  return out
+}
+
+function render(sets, { probe, seconds }) {
+  const lines = [
+    '# Cost per task: context management billed with a prompt cache',
+    '',
+    `${new Date().toISOString()}, Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${seconds.toFixed(0)} s${quick ? ' (`--quick`)' : ''}.`,
+    '',
+    'Each trace is replayed through a native `Session` (o200k counting) and an `AutoCompactor` with the offline `extractiveSummarizer()` wrapped as an LLM summarizer would be called. Every assistant message is one request: its input is the context as sent (system prompt and tool definitions, then `session.toModelMessages()` before the message is appended), its output the message. The provider cache reads the longest prefix, in whole messages, shared with an earlier request still alive (5 minutes or 1 hour since last used, from the trace timestamps) and writes the rest. A summary request in the conversation form (`req.messages`) goes through the same cache; in the transcript form (`system` + `prompt`) it is billed uncached; its output at the output price. A cache break is a request that reads less than the whole previous request.',
+    '',
+    `Prices (USD per million tokens; ${PRICES_SOURCE}):`,
+    '',
+    '| pricing | input | output | cache read | cache write | cache lifetime |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...PRICINGS.map((p) => {
+      const w = p.ttlMs > 5 * MINUTE ? p.cost.cacheWrite1h : p.cost.cacheWrite
+      return `| ${p.name} | ${p.cost.input} | ${p.cost.output} | ${p.cost.cacheRead ?? '—'} | ${caches(p) ? (w ?? `${p.cost.input} (no premium)`) : '—'} | ${caches(p) ? `${p.ttlMs / MINUTE} min` : '—'} |`
+    }),
+    '',
+    'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`); `default` passes no policy option, only the trace clock (`clock`) and the prices (the session\'s `model.cost` and `cache.ttl`, and `pricing`).',
+    `Default policy, probed at run time: the clock was ${probe.clock ? '' : 'never '}read, the prices were ${probe.pricing ? 'read' : probe.sessionPrices ? 'taken by the session' : 'not used'}${probe.pricing || probe.sessionPrices ? ' (the default was replayed once per pricing)' : ' (one replay serves every pricing)'}.`,
+    '',
+  ]
+  for (const set of sets) {
+    const msgs = set.traces.map((t) => t.messages.length)
+    lines.push(`## ${set.name}`, '')
+    lines.push(
+      `${set.traces.length} traces (${Math.min(...msgs)}–${Math.max(...msgs)} messages), a ${set.window / 1000}k window (gpt-4o, o200k); figures are means per task.${set.name === 'corpus' ? ` Sessions: ${set.traces.map((t) => `\`${t.name}\``).join(', ')}.` : ''}`,
+      '',
+      table(set),
+      '',
+      '### Targets',
+      '',
+      ...targets(set),
+      '',
+    )
+  }
+  return lines.join('\n')
+}
+
+const sets = traceSets()
+const outcome = await run(sets)
+log('')
+const markdown = render(sets, outcome)
+writeFileSync(join(here, 'cost.md'), `${markdown}\n`)
+console.log(markdown)
+log(`written to ${join('benchmark', 'cost.md')}`)
