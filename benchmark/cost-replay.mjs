@@ -39,11 +39,12 @@ function tally() {
 
 /**
  * Replays `trace` under `policy`. `pricing` is what the session (and the default policy) is told;
- * `probe` records whether the compactor read the clock and the prices it was given. The prompt of
+ * `probe` records whether the compactor read the clock and the prices it was given; `summaryInput`
+ * is the form summary requests take (`conversation`, `transcript`: compact()'s option). The prompt of
  * each request is `session.toModelMessages()` after a prune or a compaction, and the previous
  * prompt plus the appended messages' model messages otherwise (`check`: compare the two each step).
  */
-export async function replay(trace, policy, { model, overhead, pricing, builder = new PromptBuilder(), probe = {}, check = false }) {
+export async function replay(trace, policy, { model, overhead, pricing, summaryInput, builder = new PromptBuilder(), probe = {}, check = false }) {
   const session = new Session({
     model: { ...model, cost: pricing.cost },
     cache: { ttl: pricing.ttlMs },
@@ -53,7 +54,7 @@ export async function replay(trace, policy, { model, overhead, pricing, builder 
   const system = builder.overhead(overhead, session.setOverhead(overhead))
   const caches = { short: new PromptCache(SHORT_TTL), long: new PromptCache(LONG_TTL) }
   const totals = { short: tally(), long: tally() }
-  const out = { requests: 0, prompt: 0, output: 0, compactions: 0, prunes: 0, summaryCalls: 0, summaryOutput: 0, failures: 0 }
+  const out = { requests: 0, prompt: 0, output: 0, compactions: 0, prunes: 0, summaryCalls: 0, conversationCalls: 0, summaryOutput: 0, failures: 0 }
   let now = trace.messages[0]?.time?.created ?? 0
 
   // The prompt as last built, and the messages appended since (undefined: rebuild it whole).
@@ -77,9 +78,14 @@ export async function replay(trace, policy, { model, overhead, pricing, builder 
     const res = await inner(req, signal)
     out.summaryCalls++
     out.summaryOutput += countTokens(res.text, 'o200k')
-    if (Array.isArray(req.messages)) {
-      // The conversation form: the agent's own request, then the instructions; read from the cache.
-      const entries = builder.extend(system, req.messages)
+    // An LLM summarizer sends the form the request names; a request that names none but carries
+    // `messages` is the conversation form.
+    if (req.input === 'conversation' || (req.input === undefined && Array.isArray(req.messages))) {
+      // The agent's own request, then the instructions: read from the cache.
+      out.conversationCalls++
+      // The system prompt is in the overhead entry (sent with the tools, ahead of the messages).
+      const from = req.messages.findIndex((m) => m.role !== 'system' || m.content !== overhead.system)
+      const entries = builder.extend(system, from < 0 ? [] : req.messages.slice(from))
       for (const k of ['short', 'long']) {
         const r = caches[k].request(entries, now, false)
         totals[k].summaryRead += r.read
@@ -92,7 +98,7 @@ export async function replay(trace, policy, { model, overhead, pricing, builder 
     return res
   }
 
-  const options = { summarizer, ...policy.auto }
+  const options = { summarizer, summaryInput, ...policy.auto }
   if (policy.aware) {
     options.clock = () => ((probe.clock = true), now)
     options.pricing = new Proxy({ ...pricing.cost, ttlMs: pricing.ttlMs }, { get: (t, k) => ((probe.pricing = true), t[k]) })

@@ -6,6 +6,8 @@ import { importTranscript } from '../dist/index.js'
 import { CORPUS_DIR, clip, corpusChunks, corpusStrings, rng } from './corpus-text.mjs'
 
 const MINUTE = 60_000
+// Between two corpus messages of which the second has no timestamp.
+const STEP = 5_000
 const START = Date.UTC(2026, 0, 5, 9, 0, 0)
 // Characters per o200k token of the corpus text, to size tool outputs in tokens.
 const CHARS_PER_TOKEN = 3.6
@@ -106,7 +108,8 @@ function corpusFiles(dir = CORPUS_DIR) {
 /**
  * The corpus sessions as traces, without what their agent's own compactions added (requests,
  * summaries) and without provider usage (it measured the original agent's context, not the
- * replay's). Messages without a timestamp get one a few seconds after the previous.
+ * replay's). A message without a timestamp (or with one older than the previous) gets one a few
+ * seconds after the previous.
  */
 export function corpusTraces() {
   const traces = []
@@ -117,15 +120,13 @@ export function corpusTraces() {
     } catch {
       continue // not a transcript (the corpus README)
     }
-    let t = START
-    const messages = []
-    for (const m of imported.messages) {
-      if (m.summary === true || m.parts.some((p) => p.type === 'compaction')) continue
-      const { tokens: _usage, ...rest } = m
-      const created = typeof m.time?.created === 'number' ? Math.max(t, m.time.created) : t + 5_000
-      t = created
-      messages.push({ ...rest, time: { ...m.time, created } })
-    }
+    const kept = imported.messages.filter((m) => m.summary !== true && !m.parts.some((p) => p.type === 'compaction'))
+    const first = kept.findIndex((m) => typeof m.time?.created === 'number')
+    let t = first < 0 ? START : kept[first].time.created - STEP * (first + 1)
+    const messages = kept.map(({ tokens: _usage, ...m }) => {
+      t = typeof m.time?.created === 'number' ? Math.max(t, m.time.created) : t + STEP
+      return { ...m, time: { ...m.time, created: t } }
+    })
     traces.push({ name: `${basename(join(file, '..'))}/${basename(file)}`, messages })
   }
   return traces

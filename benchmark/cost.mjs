@@ -6,12 +6,13 @@
 //   node benchmark/cost.mjs            # 150, 500 and 1,500 messages × 3 seeds, and the corpus
 //   node benchmark/cost.mjs --quick    # 150 and 500 messages × 1 seed, 3 corpus sessions
 //   node benchmark/cost.mjs --check    # also compare each step's prompt with toModelMessages()
+//   node benchmark/cost.mjs --transcript  # summary requests in the transcript form
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Session } from '../dist/index.js'
-import { PRICINGS, PRICES_SOURCE, caches, usd } from './cost-cache.mjs'
+import { PRICINGS, PRICES_SOURCE, PromptBuilder, caches, usd } from './cost-cache.mjs'
 import { POLICIES, THRESHOLDS, replay } from './cost-replay.mjs'
 import { agentOverhead, corpusTraces, generateTrace } from './cost-traces.mjs'
 import { log } from './timing.mjs'
@@ -19,6 +20,8 @@ import { log } from './timing.mjs'
 const here = dirname(fileURLToPath(import.meta.url))
 const quick = process.argv.includes('--quick')
 const check = process.argv.includes('--check')
+// Summary requests as the agent's own conversation (read from its cache) unless `--transcript`.
+const summaryInput = process.argv.includes('--transcript') ? 'transcript' : 'conversation'
 
 // gpt-4o counted with o200k; a 200k window for the generated traces (as the issue measured), and
 // gpt-4o's own 128k for the corpus, whose sessions are shorter (with 200k only 8 of them overflow).
@@ -78,6 +81,7 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
 /** Replays every trace of every set under every policy; the default once per pricing when prices change what it does. */
 async function run(sets) {
   const probe = {}
+  const calls = { summary: 0, conversation: 0 }
   const total = sets.reduce((n, s) => n + s.traces.length, 0) * POLICIES.length
   let done = 0
   const started = Date.now()
@@ -85,22 +89,26 @@ async function run(sets) {
     set.results = [] // per trace: policy name -> pricing name -> bill
     for (const trace of set.traces) {
       const byPolicy = {}
+      const builder = new PromptBuilder() // token counts by message hash, shared by the trace's replays
       for (const policy of POLICIES) {
         process.stderr.write(`\r\x1b[K[cost] ${++done}/${total} ${set.name}: ${trace.name} (${trace.messages.length} messages), ${policy.name} — ${((Date.now() - started) / 1000).toFixed(0)} s`)
-        const options = { model: set.model, overhead, check }
+        const options = { model: set.model, overhead, check, builder, summaryInput }
         const first = await replay(trace, policy, { ...options, pricing: PRICINGS[0], probe: policy.aware ? probe : {} })
         const perPricing = {}
+        const replays = new Set()
         for (const p of PRICINGS) {
           const dependsOnPrices = policy.aware && (probe.pricing || probe.sessionPrices)
           const r = p === PRICINGS[0] || !dependsOnPrices ? first : await replay(trace, policy, { ...options, pricing: p })
           perPricing[p.name] = bill(r, p)
+          replays.add(r)
         }
         byPolicy[policy.name] = perPricing
+        for (const r of replays) (calls.summary += r.summaryCalls), (calls.conversation += r.conversationCalls)
       }
       set.results.push(byPolicy)
     }
   }
-  return { probe, seconds: (Date.now() - started) / 1000 }
+  return { probe, calls, seconds: (Date.now() - started) / 1000 }
 }
 
 /** Mean figures per task of `policy` at pricing `p` over a set's traces. */
@@ -137,6 +145,22 @@ function table(set) {
         `| ${p.name} | ${name} | ${money(s.cost)} | ${(s.cost / base).toFixed(3)}× | ${cached ? pct(s.readShare) : '—'} | ${cached ? num(s.breaks) : '—'} | ${num(s.compactions)} | ${num(s.prunes)} | ${money(s.summary)} (${pct(s.summaryShare)}) |`,
       )
     }
+  }
+  return rows.join('\n')
+}
+
+/** Cost per task against compaction-only: one row per policy, one column per set, each pricing in a cell. */
+function overview(sets) {
+  const head = `| policy | ${sets.map((s) => s.name).join(' | ')} |`
+  const rows = [head, `|---|${sets.map(() => '---:').join('|')}|`]
+  for (const { name } of POLICIES) {
+    const cells = sets.map((set) =>
+      PRICINGS.map((p) => {
+        const s = summarize(set, name, p)
+        return name === 'compaction-only' ? money(s.cost) : (s.cost / summarize(set, 'compaction-only', p).cost).toFixed(2)
+      }).join(' / '),
+    )
+    rows.push(`| ${name} | ${cells.join(' | ')} |`)
   }
   return rows.join('\n')
 }
@@ -180,7 +204,7 @@ function targets(set) {
   return out
 }
 
-function render(sets, { probe, seconds }) {
+function render(sets, { probe, calls, seconds }) {
   const lines = [
     '# Cost per task: context management billed with a prompt cache',
     '',
@@ -198,7 +222,14 @@ function render(sets, { probe, seconds }) {
     }),
     '',
     'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`); `default` passes no policy option, only the trace clock (`clock`) and the prices (the session\'s `model.cost` and `cache.ttl`, and `pricing`).',
+    `Summary requests: \`summaryInput: '${summaryInput}'\` for every policy; ${calls.conversation} of ${calls.summary} were sent in the conversation form, the others as a transcript.`,
     `Default policy, probed at run time: the clock was ${probe.clock ? '' : 'never '}read, the prices were ${probe.pricing ? 'read' : probe.sessionPrices ? 'taken by the session' : 'not used'}${probe.pricing || probe.sessionPrices ? ' (the default was replayed once per pricing)' : ' (one replay serves every pricing)'}.`,
+    '',
+    `## Overview`,
+    '',
+    `Cost per task as ${PRICINGS.map((p) => p.name).join(' / ')}: compaction-only in USD, the other policies as a ratio to it (lower is cheaper).`,
+    '',
+    overview(sets),
     '',
   ]
   for (const set of sets) {
