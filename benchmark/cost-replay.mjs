@@ -14,7 +14,7 @@ const LONG_TTL = PRICINGS[1].ttlMs
 export const THRESHOLDS = [0.5, 0.6, 0.7, 0.8, 0.9]
 export const POLICIES = [
   { name: 'compaction-only', auto: { prune: false } },
-  ...THRESHOLDS.map((at) => ({ name: `compaction-only@${at}`, auto: { prune: false, compactAt: at }, compactAt: at })),
+  ...THRESHOLDS.map((at) => ({ name: `compaction-only@${at}`, auto: { prune: false, compactAt: at } })),
   { name: 'opencode', auto: { prune: false }, everyStep: true },
   { name: 'tier', auto: { prune: true } },
   // pi: no pruning, compaction at window − 16,384 reserved tokens, 20,000 recent tokens kept.

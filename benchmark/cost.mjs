@@ -82,6 +82,7 @@ const mean = (xs) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
 async function run(sets) {
   const probe = {}
   const calls = { summary: 0, conversation: 0 }
+  const warnings = [] // replays whose compactions failed or whose breaker tripped
   const total = sets.reduce((n, s) => n + s.traces.length, 0) * POLICIES.length
   let done = 0
   const started = Date.now()
@@ -103,12 +104,16 @@ async function run(sets) {
           replays.add(r)
         }
         byPolicy[policy.name] = perPricing
-        for (const r of replays) (calls.summary += r.summaryCalls), (calls.conversation += r.conversationCalls)
+        for (const r of replays) {
+          calls.summary += r.summaryCalls
+          calls.conversation += r.conversationCalls
+          if (r.failures > 0 || r.tripped) warnings.push(`${trace.name}, ${policy.name}: ${r.failures} failed compactions${r.tripped ? `, the breaker tripped (${r.tripped})` : ''}`)
+        }
       }
       set.results.push(byPolicy)
     }
   }
-  return { probe, calls, seconds: (Date.now() - started) / 1000 }
+  return { probe, calls, warnings, seconds: (Date.now() - started) / 1000 }
 }
 
 /** Mean figures per task of `policy` at pricing `p` over a set's traces. */
@@ -129,6 +134,7 @@ function summarize(set, policy, p) {
 
 const money = (x) => `$${x.toFixed(x < 1 ? 3 : 2)}`
 const pct = (x) => `${(100 * x).toFixed(1)}%`
+const saving = (cost, base) => (cost <= base ? `${(100 * (1 - cost / base)).toFixed(2)}% less` : `${(100 * (cost / base - 1)).toFixed(2)}% more`)
 const num = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1))
 
 function table(set) {
@@ -172,7 +178,7 @@ function targets(set) {
   for (const p of PRICINGS) {
     const d = summarize(set, 'default', p)
     const only = summarize(set, 'compaction-only', p)
-    const vs = (x) => `default ${money(d.cost)} vs ${money(x.cost)} (${(d.cost / x.cost).toFixed(3)}×)`
+    const vs = (x) => `default ${money(d.cost)} vs ${money(x.cost)} (${(d.cost / x.cost).toFixed(4)}×, ${saving(d.cost, x.cost)})`
     if (!caches(p)) {
       line(d.cost <= only.cost, `${p.name}: no more than compaction-only — ${vs(only)}`)
       continue
@@ -204,7 +210,7 @@ function targets(set) {
   return out
 }
 
-function render(sets, { probe, calls, seconds }) {
+function render(sets, { probe, calls, warnings, seconds }) {
   const lines = [
     '# Cost per task: context management billed with a prompt cache',
     '',
@@ -221,9 +227,10 @@ function render(sets, { probe, calls, seconds }) {
       return `| ${p.name} | ${p.cost.input} | ${p.cost.output} | ${p.cost.cacheRead ?? '—'} | ${caches(p) ? (w ?? `${p.cost.input} (no premium)`) : '—'} | ${caches(p) ? `${p.ttlMs / MINUTE} min` : '—'} |`
     }),
     '',
-    'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`); `default` passes no policy option, only the trace clock (`clock`) and the prices (the session\'s `model.cost` and `cache.ttl`, and `pricing`).',
-    `Summary requests: \`summaryInput: '${summaryInput}'\` for every policy; ${calls.conversation} of ${calls.summary} were sent in the conversation form, the others as a transcript.`,
+    'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`; the session\'s own reserve for these models is also 16,384, so pi differs in its tail, 15,000 tokens by default); `default` passes no policy option, only the trace clock (`clock`) and the prices (the session\'s `model.cost` and `cache.ttl`, and `pricing`).',
+    `Summary requests: every policy asks for the ${summaryInput} form (\`summaryInput: '${summaryInput}'\`); ${calls.conversation} of ${calls.summary} were sent in the conversation form${calls.conversation === 0 && summaryInput === 'conversation' ? ' (the installed `compact()` does not build it: all went as a transcript)' : ''}.`,
     `Default policy, probed at run time: the clock was ${probe.clock ? '' : 'never '}read, the prices were ${probe.pricing ? 'read' : probe.sessionPrices ? 'taken by the session' : 'not used'}${probe.pricing || probe.sessionPrices ? ' (the default was replayed once per pricing)' : ' (one replay serves every pricing)'}.`,
+    ...(warnings.length > 0 ? ['', 'Automatic compaction did not run as configured in:', '', ...warnings.map((w) => `- ${w}`)] : []),
     '',
     `## Overview`,
     '',
@@ -236,7 +243,7 @@ function render(sets, { probe, calls, seconds }) {
     const msgs = set.traces.map((t) => t.messages.length)
     lines.push(`## ${set.name}`, '')
     lines.push(
-      `${set.traces.length} traces (${Math.min(...msgs)}–${Math.max(...msgs)} messages), a ${set.window / 1000}k window (gpt-4o, o200k); figures are means per task.${set.name === 'corpus' ? ` Sessions: ${set.traces.map((t) => `\`${t.name}\``).join(', ')}.` : ''}`,
+      `${set.traces.length} traces of ${Math.min(...msgs) === Math.max(...msgs) ? msgs[0] : `${Math.min(...msgs)}–${Math.max(...msgs)}`} messages, a ${set.window / 1000}k window (gpt-4o, o200k); figures are means per task.${set.name === 'corpus' ? ` Sessions: ${set.traces.map((t) => `\`${t.name}\``).join(', ')}.` : ''}`,
       '',
       table(set),
       '',
