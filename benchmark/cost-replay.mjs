@@ -38,8 +38,8 @@ function tally() {
 }
 
 /**
- * Replays `trace` under `policy`. `pricing` is what the session (and the default policy) is told;
- * `probe` records whether the compactor read the clock and the prices it was given; `summaryInput`
+ * Replays `trace` under `policy`. `pricing` is what the session is told (`model.cost`, `cache.ttl`);
+ * `probe` records whether the compactor read the clock and the session kept the prices; `summaryInput`
  * is the form summary requests take (`conversation`, `transcript`: compact()'s option). The prompt of
  * each request is `session.toModelMessages()` after a prune or a compaction, and the previous
  * prompt plus the appended messages' model messages otherwise (`check`: compare the two each step).
@@ -99,16 +99,18 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
   }
 
   const options = { summarizer, summaryInput, ...policy.auto }
-  if (policy.aware) {
-    options.clock = () => ((probe.clock = true), now)
-    options.pricing = new Proxy({ ...pricing.cost, ttlMs: pricing.ttlMs }, { get: (t, k) => ((probe.pricing = true), t[k]) })
-  }
+  if (policy.aware) options.clock = () => ((probe.clock = true), now)
   const auto = new AutoCompactor(session, options)
   auto.on('prune', () => {
     out.prunes++
     prompt = undefined
   })
+  // A session that keeps the prices (`model.cost`, `cache`) may decide by them: replay per pricing.
   if (policy.aware) probe.sessionPrices = session.options?.model?.cost !== undefined || session.options?.cache !== undefined
+  // Tell the session when each request is sent, where it listens (the cache-aware policy reads it).
+  const records = typeof session.recordRequest === 'function'
+  if (policy.aware) probe.recorded = records
+  const sent = records ? (at) => session.recordRequest(at) : () => {}
 
   for (const m of trace.messages) {
     now = Math.max(now, m.time?.created ?? now)
@@ -121,6 +123,7 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
         if (r.broke) totals[k].breaks++
         if (k === 'short') out.prompt += r.prompt
       }
+      sent(now)
       out.requests++
       out.output += outputTokens(m)
     }

@@ -98,7 +98,7 @@ async function run(sets) {
         const perPricing = {}
         const replays = new Set()
         for (const p of PRICINGS) {
-          const dependsOnPrices = policy.aware && (probe.pricing || probe.sessionPrices)
+          const dependsOnPrices = policy.aware && probe.sessionPrices
           const r = p === PRICINGS[0] || !dependsOnPrices ? first : await replay(trace, policy, { ...options, pricing: p })
           perPricing[p.name] = bill(r, p)
           replays.add(r)
@@ -227,9 +227,9 @@ function render(sets, { probe, calls, warnings, seconds }) {
       return `| ${p.name} | ${p.cost.input} | ${p.cost.output} | ${p.cost.cacheRead ?? '—'} | ${caches(p) ? (w ?? `${p.cost.input} (no premium)`) : '—'} | ${caches(p) ? `${p.ttlMs / MINUTE} min` : '—'} |`
     }),
     '',
-    'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`; the session\'s own reserve for these models is also 16,384, so pi differs in its tail, 15,000 tokens by default); `default` passes no policy option, only the trace clock (`clock`) and the prices (the session\'s `model.cost` and `cache.ttl`, and `pricing`).',
+    'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`; the session\'s own reserve for these models is also 16,384, so pi differs in its tail, 15,000 tokens by default); `default` passes no policy option, only the trace clock (`clock`); every session is given the prices and the cache lifetime (`model.cost`, `cache.ttl`).',
     `Summary requests: every policy asks for the ${summaryInput} form (\`summaryInput: '${summaryInput}'\`); ${calls.conversation} of ${calls.summary} were sent in the conversation form${calls.conversation === 0 && summaryInput === 'conversation' ? ' (the installed `compact()` does not build it: all went as a transcript)' : ''}.`,
-    `Default policy, probed at run time: the clock was ${probe.clock ? '' : 'never '}read, the prices were ${probe.pricing ? 'read' : probe.sessionPrices ? 'taken by the session' : 'not used'}${probe.pricing || probe.sessionPrices ? ' (the default was replayed once per pricing)' : ' (one replay serves every pricing)'}.`,
+    `Default policy, probed at run time: the clock was ${probe.clock ? '' : 'never '}read, the session ${probe.sessionPrices ? 'kept the prices (the default was replayed once per pricing)' : 'ignored the prices (one replay serves every pricing)'}${probe.recorded ? ', each request was recorded (`session.recordRequest`)' : ''}.`,
     ...(warnings.length > 0 ? ['', 'Automatic compaction did not run as configured in:', '', ...warnings.map((w) => `- ${w}`)] : []),
     '',
     `## Overview`,
