@@ -7,6 +7,7 @@
 //   node benchmark/cost.mjs --quick    # 150 and 500 messages × 1 seed, 3 corpus sessions
 //   node benchmark/cost.mjs --check    # also compare each step's prompt with toModelMessages()
 //   node benchmark/cost.mjs --transcript  # summary requests in the transcript form
+import { execFileSync } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import os from 'node:os'
 import { dirname, join } from 'node:path'
@@ -189,7 +190,11 @@ function targets(set) {
     const family = [['compaction-only', only], ...THRESHOLDS.map((at) => [`compaction-only@${at}`, summarize(set, `compaction-only@${at}`, p)])]
     const rivals = family.filter(([, s]) => s.compactions <= d.compactions).sort((a, b) => a[1].cost - b[1].cost)
     if (rivals.length === 0) {
-      line(undefined, `${p.name}: ≥ 3% less than the cheapest compaction-only policy compacting no more often — none compacts as rarely as the default (${num(d.compactions)} a task)`)
+      const rarest = family.reduce((a, b) => (b[1].compactions < a[1].compactions ? b : a))
+      line(
+        undefined,
+        `${p.name}: ≥ 3% less than the cheapest compaction-only policy compacting no more often — none compacts as rarely as the default (${num(d.compactions)} a task; the rarest, ${rarest[0]}, ${num(rarest[1].compactions)}) — ${vs(rarest[1])}`,
+      )
     } else {
       const [name, best] = rivals[0]
       line(d.cost <= 0.97 * best.cost, `${p.name}: ≥ 3% less than the cheapest compaction-only policy compacting no more often (${name}, ${num(best.compactions)} vs ${num(d.compactions)} compactions a task) — ${vs(best)}`)
@@ -210,11 +215,20 @@ function targets(set) {
   return out
 }
 
+/** The checkout measured (the addon and dist/ are built from it), `unknown` outside a git checkout. */
+function commit() {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: here, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()
+  } catch {
+    return 'unknown'
+  }
+}
+
 function render(sets, { probe, calls, warnings, seconds }) {
   const lines = [
     '# Cost per task: context management billed with a prompt cache',
     '',
-    `${new Date().toISOString()}, Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${seconds.toFixed(0)} s${quick ? ' (`--quick`)' : ''}.`,
+    `${new Date().toISOString()}, commit ${commit()}, Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${seconds.toFixed(0)} s${quick ? ' (`--quick`)' : ''}.`,
     '',
     'Each trace is replayed through a native `Session` (o200k counting) and an `AutoCompactor` with the offline `extractiveSummarizer()` wrapped as an LLM summarizer would be called. Every assistant message is one request: its input is the context as sent (system prompt and tool definitions, then `session.toModelMessages()` before the message is appended), its output the message. The provider cache reads the longest prefix, in whole messages, shared with an earlier request still alive (5 minutes or 1 hour since last used, from the trace timestamps) and writes the rest. A summary request in the conversation form (`req.messages`) goes through the same cache; in the transcript form (`system` + `prompt`) it is billed uncached; its output at the output price. A cache break is a request that reads less than the whole previous request.',
     '',
