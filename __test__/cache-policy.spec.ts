@@ -205,3 +205,34 @@ describe('one prune answer for a history and its context', () => {
     )
   })
 })
+
+describe('the compaction threshold by the same arithmetic', () => {
+  const summarizer = async () => ({ text: '## Goal\n- the summary' })
+
+  it("compacts at decidePrune's cheapest threshold under the cache policy, before the window; compactAt: 1 keeps overflow", async () => {
+    const build = () => sessionOf(turnsFrom(0, 60, T0, 300), options({ pruneProtect: 100_000 }))
+    const probe = build()
+    const { cheapestThreshold, threshold, afterCompaction } = probe.decidePrune()
+    expect(cheapestThreshold).toBeLessThan(threshold)
+    // Never below halfway between the size after a compaction and the window: at most twice as many compactions.
+    expect(cheapestThreshold).toBeGreaterThanOrEqual(Math.floor((afterCompaction + threshold) / 2))
+
+    // Grow a session past that threshold, below the window.
+    const s = sessionOf([], options({ pruneProtect: 100_000 }))
+    const auto = new AutoCompactor(s, { summarizer, clock: () => T0 + 1_000 * MINUTE })
+    const atOverflow = new AutoCompactor(s, { summarizer, compactAt: 1, clock: () => T0 + 1_000 * MINUTE })
+    let t = 0
+    let compacted: number | undefined
+    while (compacted === undefined && t < 200) {
+      for (const m of turnsFrom(t, 1, T0 + t * MINUTE, 300)) s.append(m)
+      t++
+      // The at-overflow compactor, asked first, never compacts below the window.
+      expect((await atOverflow.afterStep()).compaction).toBeUndefined()
+      const before = s.usage().tokens
+      const r = await auto.afterStep()
+      if (r.compaction) compacted = before
+    }
+    expect(compacted).toBeDefined()
+    expect(compacted!).toBeLessThan(s.usage().usable)
+  })
+})

@@ -40,7 +40,7 @@ function tally() {
 /**
  * Replays `trace` under `policy`. `pricing` is what the session is told (`model.cost`, `cache.ttl`);
  * `probe` records whether the compactor read the clock and the session kept the prices; `summaryInput`
- * is the form summary requests take (`conversation`, `transcript`: compact()'s option). The prompt of
+ * `'transcript'` sends every summary request as a transcript, else only the peers' recipes do. The prompt of
  * each request is `session.toModelMessages()` after a prune or a compaction, and the previous
  * prompt plus the appended messages' model messages otherwise (`check`: compare the two each step).
  */
@@ -98,7 +98,10 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
     return res
   }
 
-  const options = { summarizer, summaryInput, ...policy.auto }
+  // The peers' recipes send their summary as a transcript (today's `compact()`, pi, opencode); the
+  // default is an agent whose summarizer is its own model, which the integrations send as the
+  // conversation. `--transcript` sends every one as a transcript.
+  const options = { summarizer, summaryInput: summaryInput === 'transcript' || !policy.aware ? 'transcript' : 'conversation', ...policy.auto }
   if (policy.aware) options.clock = () => ((probe.clock = true), now)
   const auto = new AutoCompactor(session, options)
   auto.on('prune', () => {

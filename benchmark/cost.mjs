@@ -21,7 +21,7 @@ import { log } from './timing.mjs'
 const here = dirname(fileURLToPath(import.meta.url))
 const quick = process.argv.includes('--quick')
 const check = process.argv.includes('--check')
-// Summary requests as the agent's own conversation (read from its cache) unless `--transcript`.
+// The default's summary requests as the agent's own conversation (read from its cache) unless `--transcript`.
 const summaryInput = process.argv.includes('--transcript') ? 'transcript' : 'conversation'
 
 // gpt-4o counted with o200k; a 200k window for the generated traces (as the issue measured), and
@@ -242,7 +242,7 @@ function render(sets, { probe, calls, warnings, seconds }) {
     }),
     '',
     'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`; the session\'s own reserve for these models is also 16,384, so pi differs in its tail, 15,000 tokens by default); `default` passes no policy option, only the trace clock (`clock`); every session is given the prices and the cache lifetime (`model.cost`, `cache.ttl`).',
-    `Summary requests: every policy asks for the ${summaryInput} form (\`summaryInput: '${summaryInput}'\`); ${calls.conversation} of ${calls.summary} were sent in the conversation form${calls.conversation === 0 && summaryInput === 'conversation' ? ' (the installed `compact()` does not build it: all went as a transcript)' : ''}.`,
+    `Summary requests: ${summaryInput === 'transcript' ? 'every policy sends them as a transcript (`--transcript`)' : "the peers' recipes send them as a transcript (today's `compact()`, pi, opencode: `summaryInput: 'transcript'`), the default as the agent's own conversation (`summaryInput: 'conversation'`, what the AI SDK integration does when the summarizer is the agent's model)"}; ${calls.conversation} of ${calls.summary} were sent in the conversation form.`,
     `Default policy, probed at run time: the clock was ${probe.clock ? '' : 'never '}read, the session ${probe.sessionPrices ? 'kept the prices (the default was replayed once per pricing)' : 'ignored the prices (one replay serves every pricing)'}${probe.recorded ? ', each request was recorded (`session.recordRequest`)' : ''}.`,
     ...(warnings.length > 0 ? ['', 'Automatic compaction did not run as configured in:', '', ...warnings.map((w) => `- ${w}`)] : []),
     '',

@@ -59,8 +59,8 @@ export interface AutoCompactorOptions
    * Compact once usage reaches this share of the usable window (e.g. `0.8`), before it overflows;
    * `'cost'`: at the threshold that costs least per request with the provider's prompt cache
    * (`decidePrune().cheapestThreshold`, never below halfway between the size after a compaction and
-   * the window, so at most twice as many compactions: each summary loses detail). Default: at
-   * overflow (`1`).
+   * the window, so at most twice as many compactions: each summary loses detail). Default:
+   * `'cost'` under the `cache` prune policy (the default), else at overflow (`1`).
    */
   compactAt?: number | 'cost'
   /**
@@ -274,7 +274,7 @@ export class AutoCompactor {
       const out: AfterStepResult = { usage }
       const overflow = options.overflow === true
       const policy = this.prunePolicy
-      const byCost = this.#options.compactAt === 'cost'
+      const byCost = this.#compactAt === 'cost'
       const decision = policy === 'cache' || byCost ? session.decidePrune(this.#decideOptions()) : undefined
       if (decision && byCost) this.#costAt = decision.cheapestThreshold
       const due = overflow || options.force === true || this.#due(usage)
@@ -350,18 +350,25 @@ export class AutoCompactor {
     return usage
   }
 
-  /** What `decidePrune` weighs the cache by: the clock, and the threshold compactions run at. */
+  /**
+   * What `decidePrune` weighs the cache by: the clock, and a `compactAt` share as the threshold
+   * (`'cost'` weighs against the window: its threshold is what the decision derives from it).
+   */
   #decideOptions(): { now?: number; threshold?: number } {
     const o: { now?: number; threshold?: number } = {}
     if (this.#options.clock) o.now = this.#options.clock()
-    const threshold = this.#threshold(this.session.usage())
-    if (threshold !== undefined) o.threshold = threshold
+    if (typeof this.#compactAt === 'number') o.threshold = this.#threshold(this.session.usage())
     return o
+  }
+
+  /** `compactAt`, or `'cost'` under the `cache` policy: one arithmetic decides prunes and compactions. */
+  get #compactAt(): number | 'cost' | undefined {
+    return this.#options.compactAt ?? (this.prunePolicy === 'cache' ? 'cost' : undefined)
   }
 
   /** The tokens `compactAt` compacts at, if it says (for `'cost'`, once a step has weighed it). */
   #threshold(usage: ContextUsage): number | undefined {
-    const at = this.#options.compactAt
+    const at = this.#compactAt
     if (at === 'cost') return this.#costAt
     return at !== undefined && usage.usable > 0 ? Math.floor(at * usage.usable) : undefined
   }

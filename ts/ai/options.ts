@@ -31,7 +31,7 @@ export interface ContextfoldAiOptions
   maxOutputTokens?: number
   /** Counting: `o200k` / `cl100k` (exact) or `estimate`. Default: exact for OpenAI-family models. */
   tokenizer?: TokenizerName
-  /** Compact when usage reaches this (default: the usable window, i.e. at overflow). */
+  /** Compact when usage reaches this (default: the AutoCompactor's, i.e. the cheapest threshold under the `cache` prune policy, else at overflow). */
   trigger?: Size
   /** Tokens of the newest messages kept verbatim after a compaction (default: contextfold's rule). */
   keep?: Size
