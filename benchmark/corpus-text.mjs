@@ -26,7 +26,8 @@ export function rng(seed) {
   }
 }
 
-function corpusFiles(dir = CORPUS_DIR) {
+/** The corpus's transcript files, in a stable order. */
+export function corpusFiles(dir = CORPUS_DIR) {
   const out = []
   for (const name of readdirSync(dir).sort()) {
     const path = join(dir, name)

@@ -1,9 +1,8 @@
 // Traces for the cost benchmark: seeded, generated coding-agent sessions, and the corpus sessions
 // long enough to compact. A trace is canonical messages in arrival order, each with `time.created`.
-import { readdirSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { importTranscript } from '../dist/index.js'
-import { CORPUS_DIR, clip, corpusChunks, corpusStrings, rng } from './corpus-text.mjs'
+import { clip, corpusChunks, corpusFiles, corpusStrings, rng } from './corpus-text.mjs'
 
 const MINUTE = 60_000
 // Between two corpus messages of which the second has no timestamp.
@@ -93,16 +92,6 @@ export function generateTrace(n, seed) {
     }
   }
   return { name: `generated n=${n} seed=${seed}`, messages }
-}
-
-function corpusFiles(dir = CORPUS_DIR) {
-  const out = []
-  for (const name of readdirSync(dir).sort()) {
-    const path = join(dir, name)
-    if (statSync(path).isDirectory()) out.push(...corpusFiles(path))
-    else if (/\.(jsonl|json|traj)$/.test(name)) out.push(path)
-  }
-  return out
 }
 
 /**
