@@ -54,6 +54,29 @@ describe('contextfoldMiddleware', () => {
     expect(JSON.stringify(last)).not.toContain('Question 0: go on.')
   })
 
+  it("compacts before the window by default (the cheapest threshold), at overflow with compactAt: 1", async () => {
+    const run = async (options: { compactAt?: number }) => {
+      const sizes: number[] = []
+      const wrapped = ai.wrapLanguageModel({
+        model: model([]),
+        middleware: contextfoldMiddleware({ contextWindow: 40_000, maxOutputTokens: 1_000, ...options, onCompaction: ({ result }) => sizes.push(result.tokensBefore) }),
+      })
+      const messages: ai.ModelMessage[] = []
+      for (let turn = 0; turn < 14; turn++) {
+        messages.push({ role: 'user', content: `Question ${turn}: go on.` })
+        messages.push(...(await ai.generateText({ model: wrapped, messages, maxOutputTokens: 1_000 })).response.messages)
+      }
+      return sizes
+    }
+    const cheapest = await run({})
+    const overflow = await run({ compactAt: 1 })
+    expect(cheapest.length).toBeGreaterThan(0)
+    expect(overflow.length).toBeGreaterThan(0)
+    // usable = 39,000: the default compacts well before it, compactAt: 1 only once there.
+    for (const t of cheapest) expect(t).toBeLessThan(39_000)
+    for (const t of overflow) expect(t).toBeGreaterThanOrEqual(39_000)
+  })
+
   it('keeps conversations apart and reuses a compaction when the app sends the whole history again', async () => {
     const prompts: unknown[][] = []
     const compactions: string[] = []

@@ -276,6 +276,7 @@ export class Engine {
       ...(o.maxFailures !== undefined ? { maxFailures: o.maxFailures } : {}),
       ...(o.maxIneffective !== undefined ? { maxIneffective: o.maxIneffective } : {}),
       ...(o.prune !== undefined ? { prune: o.prune } : {}),
+      ...(o.compactAt !== undefined ? { compactAt: o.compactAt } : {}),
       ...(state ? { state } : {}),
       // The loop goes on by itself: no synthetic "continue" message after the summary.
       autoContinue: false,
