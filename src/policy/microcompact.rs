@@ -8,10 +8,10 @@ use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
-use super::CompactionConfig;
+use super::{CompactionConfig, Seq};
 use crate::message::{Part, ToolState};
 use crate::summary_input::file_op;
-use crate::tokens::{Counter, Entry};
+use crate::tokens::Counter;
 
 /// Outputs shorter than this are never deduplicated: a stub would not save anything.
 const MIN_DUPLICATE_CHARS: usize = 200;
@@ -44,7 +44,7 @@ fn norm(path: &str) -> &str {
 /// The outputs the enabled rules would stub. Like prune, the newest two user turns are left as
 /// they are, and the walk stops at a summary; outputs already pruned are neither stubbed nor
 /// pointed at.
-pub fn microcompact(entries: &[&Entry], cfg: &CompactionConfig, counter: &Counter) -> Vec<Stub> {
+pub fn microcompact<'a>(context: &(impl Seq<'a> + ?Sized), cfg: &CompactionConfig, counter: &Counter) -> Vec<Stub> {
     if !(cfg.prune_duplicates || cfg.prune_rereads || cfg.prune_stale_reads) {
         return Vec::new();
     }
@@ -54,7 +54,8 @@ pub fn microcompact(entries: &[&Entry], cfg: &CompactionConfig, counter: &Counte
     let mut outputs: HashMap<&str, (&str, &str)> = HashMap::new();
     let mut reads: HashMap<String, (&str, &str)> = HashMap::new();
     let mut modified: HashSet<String> = HashSet::new();
-    for (i, e) in entries.iter().enumerate().rev() {
+    for i in (0..context.len()).rev() {
+        let e = context.at(i);
         if e.msg.is_user() {
             turns += 1;
         }

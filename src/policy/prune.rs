@@ -6,24 +6,25 @@
 //! is cleared, but only when that frees more than `prune_minimum` (net of the markers that take
 //! the outputs' place).
 
-use super::CompactionConfig;
+use super::{CompactionConfig, Seq};
 use crate::message::{Part, ToolState};
-use crate::tokens::Entry;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PruneResult {
-    /// (message position, part position) of each output to clear, newest first.
+    /// (context index, part position) of each output to clear, newest first.
     pub victims: Vec<(usize, usize)>,
     /// Tokens of the outputs to clear.
     pub output_tokens: u64,
 }
 
-/// `marker`: the tokens of the marker a cleared output becomes.
-pub fn prune(entries: &[&Entry], cfg: &CompactionConfig, marker: u64) -> PruneResult {
+/// `marker`: the tokens of the marker a cleared output becomes. The walk reads `context` from its
+/// end and stops early (at a summary or an earlier prune), so it never copies the context.
+pub fn prune<'a>(context: &(impl Seq<'a> + ?Sized), cfg: &CompactionConfig, marker: u64) -> PruneResult {
     let (mut turns, mut steps) = (0, 0u64);
     let mut total = 0u64;
     let mut found = PruneResult::default();
-    'walk: for (i, e) in entries.iter().enumerate().rev() {
+    'walk: for i in (0..context.len()).rev() {
+        let e = context.at(i);
         if e.msg.is_user() {
             turns += 1;
         }

@@ -4,6 +4,7 @@ use super::fenwick::Fenwick;
 use super::pins::{new_pin_id, pins_of, readable_text, Pin};
 use super::prunes::Prunes;
 pub use super::pruning::{PruneOutcome, RuleCount};
+use super::requests::Growth;
 use super::usage::Calibration;
 use super::visible::Visible;
 use super::Breakdown;
@@ -26,6 +27,8 @@ pub struct History {
     pub(super) sums: Fenwick,
     /// Prefix sums of each message's tokens by kind (`breakdown`).
     pub(super) kinds: Fenwick<Breakdown>,
+    /// Prefix sums of what each message adds to the context's growth per request.
+    pub(super) growth: Fenwick<Growth>,
     pub(super) view: View,
     /// Where the view's computation starts (a history loaded from the part of a file its context
     /// needs starts from the state the file recorded).
@@ -65,6 +68,7 @@ impl History {
             index: HashMap::new(),
             sums: Fenwick::default(),
             kinds: Fenwick::default(),
+            growth: Fenwick::default(),
             view: View::default(),
             base: Base::default(),
             last_usage: None,
@@ -174,6 +178,7 @@ impl History {
         h.index = index;
         h.sums = Fenwick::from_values(h.entries.iter().map(|e| e.tokens));
         h.kinds = Fenwick::from_values(h.entries.iter().map(Breakdown::of));
+        h.growth = Fenwick::from_values(h.entries.iter().map(Growth::of));
         h.turn_starts = turn_starts(&h.entries);
         h.pins = pins_of(h.entries.iter().map(|e| &e.msg));
         h.refresh_view();
@@ -292,6 +297,7 @@ impl History {
         self.index.insert(entry.msg.id.clone(), i);
         self.sums.push(entry.tokens);
         self.kinds.push(Breakdown::of(&entry));
+        self.growth.push(Growth::of(&entry));
         if policy::is_turn_start(&entry) {
             self.turn_starts.push(i);
         }
@@ -321,6 +327,7 @@ impl History {
         let old = std::mem::replace(&mut self.entries[i], entry);
         self.sums.replace(i, old.tokens, self.entries[i].tokens);
         self.kinds.replace(i, Breakdown::of(&old), Breakdown::of(&self.entries[i]));
+        self.growth.replace(i, Growth::of(&old), Growth::of(&self.entries[i]));
         if policy::is_turn_start(&old) != policy::is_turn_start(&self.entries[i]) {
             self.turn_starts = turn_starts(&self.entries);
         }

@@ -49,6 +49,14 @@ fn reference_select(seq: &[&Entry], budget: u64, tail_turns: Option<i64>) -> Sel
     }
 }
 
+/// The growth per request by a walk over the context (summaries and compaction requests left out).
+fn growth_from_scratch(h: &History) -> u64 {
+    let counted: Vec<_> =
+        h.visible().into_iter().filter(|e| !e.msg.is_summary() && e.msg.compaction().is_none()).collect();
+    let answers = counted.iter().filter(|e| e.msg.is_assistant()).count() as u64;
+    counted.iter().map(|e| e.tokens).sum::<u64>() / answers.max(1)
+}
+
 fn breakdown_from_scratch(h: &History) -> Breakdown {
     h.visible().into_iter().fold(Breakdown::default(), |b, e| b.plus(Breakdown::of(e)))
 }
@@ -211,6 +219,9 @@ proptest! {
             incremental.update(e.msg.clone()).unwrap();
         }
         prop_assert_eq!(incremental.breakdown(), h.breakdown());
+        // So is the growth per request the cache policy weighs.
+        prop_assert_eq!(h.growth_per_request(), growth_from_scratch(&h));
+        prop_assert_eq!(incremental.growth_per_request(), growth_from_scratch(&incremental));
     }
 
     #[test]

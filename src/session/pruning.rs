@@ -3,10 +3,10 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::requests::Growth;
 use super::{Breakdown, History};
 use crate::message::{markers, Part, ToolState};
 use crate::policy::{self, Rule, Seq};
-use crate::tokens::Entry;
 
 /// What one prune rule cleared.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -52,16 +52,27 @@ fn clear(part: &mut Part, at: f64, stub: Option<&str>) {
 }
 
 impl History {
-    /// The outputs a prune would clear now, microcompact stubs first, by position in the history.
-    fn victims(&self, positions: &[usize]) -> Vec<Victim> {
-        let context: Vec<&Entry> = positions.iter().map(|&p| &self.entries[p]).collect();
+    /// The outputs a prune would clear now, microcompact stubs first, with the context index and
+    /// the history position of each.
+    fn victims(&self) -> Vec<(usize, Victim)> {
+        let context = self.context_seq();
         let cfg = &self.opts.compaction;
         let found = policy::prune(&context, cfg, self.counter.text(markers::PRUNED));
         let stubs = policy::microcompact(&context, cfg, &self.counter);
-        let at = |(k, j): (usize, usize)| (positions[k], j);
+        let at = |(k, j): (usize, usize)| (k, (context.position(k), j));
         let stubbed: HashSet<(usize, usize)> = stubs.iter().map(|s| s.position).collect();
-        let by_age = found.victims.into_iter().filter(|v| !stubbed.contains(v)).map(|v| (at(v), Rule::Age, None));
-        stubs.into_iter().map(|s| (at(s.position), s.rule, Some(s.text))).chain(by_age).collect()
+        let by_age = found.victims.into_iter().filter(|v| !stubbed.contains(v)).map(|v| {
+            let (k, p) = at(v);
+            (k, (p, Rule::Age, None))
+        });
+        stubs
+            .into_iter()
+            .map(|s| {
+                let (k, p) = at(s.position);
+                (k, (p, s.rule, Some(s.text)))
+            })
+            .chain(by_age)
+            .collect()
     }
 
     /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
@@ -75,13 +86,13 @@ impl History {
     }
 
     fn prune_with(&mut self, dry_run: bool) -> PruneOutcome {
-        let positions = self.visible_positions();
-        let victims = self.victims(&positions);
+        let victims = self.victims();
+        // The first context message the prune changes.
+        let first = victims.iter().map(|v| v.0).min();
         let now = if dry_run { self.clock } else { self.tick() };
         let mut outcome = PruneOutcome { dry_run, compacted_at: now, ..Default::default() };
         let mut freed = 0i64;
-        let mut changed = HashSet::new();
-        for ((i, j), rule, stub) in victims {
+        for (_, ((i, j), rule, stub)) in victims {
             let count = if dry_run {
                 let mut part = self.entries[i].msg.parts[j].clone();
                 clear(&mut part, now, stub.as_deref());
@@ -92,16 +103,17 @@ impl History {
             };
             // An output shorter than the marker grows a little: the change is signed.
             let delta = count.total as i64 - self.entries[i].parts[j].total as i64;
-            changed.insert(i);
             if !dry_run {
                 let entry = &mut self.entries[i];
                 let kinds_before = Breakdown::of(entry);
+                let growth_before = Growth::of(entry);
                 self.prunes.record(now, i, count.cleared);
                 entry.parts[j] = count;
                 let tokens_before = entry.tokens;
                 entry.tokens = (entry.tokens as i64 + delta) as u64;
                 self.sums.replace(i, tokens_before, entry.tokens);
                 self.kinds.replace(i, kinds_before, Breakdown::of(entry));
+                self.growth.replace(i, growth_before, Growth::of(entry));
             }
             freed -= delta;
             let counted = outcome.rules.entry(rule).or_default();
@@ -113,13 +125,13 @@ impl History {
             outcome.stubs.push(stub);
         }
         outcome.tokens_freed = freed.max(0) as u64;
-        if let Some(k) = positions.iter().position(|p| changed.contains(p)) {
-            outcome.first_changed = Some(self.entries[positions[k]].msg.id.clone());
+        if let Some(k) = first {
             let context = self.context_seq();
+            outcome.first_changed = Some(context.at(k).msg.id.clone());
             let mut from = context.tokens(k, context.len());
             if dry_run {
                 // The counts are still the ones before the prune.
-                from = (from as i64 - (freed.max(0))).max(0) as u64;
+                from = from.saturating_sub(freed.max(0) as u64);
             }
             outcome.tokens_from_first_changed = from;
         }

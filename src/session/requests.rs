@@ -2,7 +2,9 @@
 //! prune policy reads it to know whether the provider still caches that prompt and which part of
 //! a prune's change it had already cached.
 
+use super::fenwick::Summable;
 use super::History;
+use crate::tokens::Entry;
 
 /// The last request: its time (epoch ms) and the number of messages of the history it followed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,19 +46,40 @@ impl History {
     }
 
     /// Tokens a request adds to the context, on average: the context since the newest summary
-    /// (or all of it) over the answers in it.
+    /// (or all of it) over the answers in it, from prefix sums (O(log n) per run of the view).
     pub fn growth_per_request(&self) -> u64 {
-        let positions = self.visible_positions();
-        let mut tokens = 0u64;
-        let mut answers = 0u64;
-        for &p in &positions {
-            let e = &self.entries[p];
-            if e.msg.is_summary() || e.msg.compaction().is_some() {
-                continue;
-            }
-            tokens += e.tokens;
-            answers += u64::from(e.msg.is_assistant());
+        let len = self.entries.len();
+        let g = self
+            .view
+            .segments
+            .iter()
+            .fold(Growth::default(), |acc, &(a, b)| acc.plus(self.growth.range(a, b.min(len))));
+        g.tokens / g.answers.max(1)
+    }
+}
+
+/// What one message adds to the context's growth: its tokens, and whether it is an answer (a
+/// request). Summaries and compaction requests add nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Growth {
+    tokens: u64,
+    answers: u64,
+}
+
+impl Growth {
+    pub fn of(e: &Entry) -> Growth {
+        if e.msg.is_summary() || e.msg.compaction().is_some() {
+            return Growth::default();
         }
-        tokens / answers.max(1)
+        Growth { tokens: e.tokens, answers: u64::from(e.msg.is_assistant()) }
+    }
+}
+
+impl Summable for Growth {
+    fn plus(self, other: Self) -> Self {
+        Growth { tokens: self.tokens.wrapping_add(other.tokens), answers: self.answers.wrapping_add(other.answers) }
+    }
+    fn minus(self, other: Self) -> Self {
+        Growth { tokens: self.tokens.wrapping_sub(other.tokens), answers: self.answers.wrapping_sub(other.answers) }
     }
 }

@@ -29,6 +29,12 @@ impl<'h> Visible<'h> {
         Visible { entries, sums, turn_starts, runs, len }
     }
 
+    /// The history position of context index `k`.
+    pub fn position(&self, k: usize) -> usize {
+        let (a, _, at) = self.runs[self.run_of(k)];
+        a + k - at
+    }
+
     /// The run holding context index `k` (the last run for `k == len`).
     fn run_of(&self, k: usize) -> usize {
         self.runs.iter().rposition(|&(_, _, at)| at <= k).unwrap_or(0)
@@ -41,8 +47,7 @@ impl<'h> Seq<'h> for Visible<'h> {
     }
 
     fn at(&self, k: usize) -> &'h Entry {
-        let (a, _, at) = self.runs[self.run_of(k)];
-        &self.entries[a + k - at]
+        &self.entries[self.position(k)]
     }
 
     fn tokens(&self, from: usize, to: usize) -> u64 {
