@@ -853,6 +853,7 @@ module.exports.logMessages = nativeBinding.logMessages
 module.exports.prune = nativeBinding.prune
 module.exports.select = nativeBinding.select
 module.exports.splitTurn = nativeBinding.splitTurn
+module.exports.SUMMARY_TOOL_OUTPUT_MAX_CHARS = nativeBinding.SUMMARY_TOOL_OUTPUT_MAX_CHARS
 module.exports.toModelMessages = nativeBinding.toModelMessages
 module.exports.turns = nativeBinding.turns
 module.exports.usable = nativeBinding.usable

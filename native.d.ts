@@ -589,10 +589,10 @@ export declare class Session {
    * Whether a prune pays now with the provider's prompt cache (the `cache` prune policy):
    * what it saves on the requests expected to follow against what breaking the cache costs.
    * `now` (epoch ms) judges the cache's age (default: the newest message's own time);
-   * `threshold` is the tokens at which a compaction runs (default: the usable window).
-   * Changes nothing.
+   * `threshold` is where the next compaction runs: tokens, or `'cost'` for the cheapest
+   * threshold (`compactAt: 'cost'`); default: the usable window. Changes nothing.
    */
-  decidePrune(options?: { now?: number; threshold?: number }): PruneDecision
+  decidePrune(options?: { now?: number; threshold?: number | 'cost' }): PruneDecision
   /**
    * Pins a message: what the model reads of it stays verbatim through every compaction (in
    * the summary's Preserved section, within its budget). `CF_NOT_FOUND` for an unknown id.
@@ -743,6 +743,11 @@ export interface ContextTokens {
   ids: Array<string>
   /** Tokens of each message (the session's counts: nothing is counted again). */
   tokens: Array<number>
+  /**
+   * How many of the last messages arrived after the last request (the provider has not read
+   * them yet; 0 when nothing was sent).
+   */
+  unsent: number
 }
 
 export interface ContextUsage {
@@ -951,6 +956,12 @@ export interface StoreWarning {
   offset: number
   message: string
 }
+
+/**
+ * Characters of one tool output a summary request shows: its head and tail around a line saying
+ * how many were omitted.
+ */
+export declare const SUMMARY_TOOL_OUTPUT_MAX_CHARS: number
 
 export interface TailStart {
   start: number

@@ -5,7 +5,7 @@
 // previous prompt from the cache; the transcript form reads nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
-import { Session, compact, openAICompatibleSummarizer, usageFromProvider } from '../dist/index.js'
+import { SUMMARY_TOOL_OUTPUT_MAX_CHARS, Session, compact, openAICompatibleSummarizer, usageFromProvider } from '../dist/index.js'
 import type { LastRequest, ModelMessageLike, Summarizer, SummaryRequest } from '../dist/index.js'
 import { FakeOpenAI, PrefixCache } from './fake-openai.js'
 
@@ -113,6 +113,37 @@ describe('the summary request as the agent`s own conversation (OpenAI-compatible
     expect(usage.cached / usage.total).toBeGreaterThan(0.8)
     // The loss audit still holds: the request the summary did not quote is restored.
     expect(r.summary).toContain('never touch the migrations folder')
+  })
+
+  it('cuts the tool output that arrived after the last request, as the transcript form does, and leaves the cached prefix as it was', async () => {
+    const s = newSession()
+    await openAILoop(s)
+    expect(s.contextTokens().unsent).toBe(1) // the last step's answer (its call and result): no request read it
+    server.script({ text: '## Goal\n- fix the billing export' })
+    await compact(s, { summarizer: openAISummarizer(), summaryInput: 'conversation', lastRequest: lastRequest(s, OPENAI_TOOLS) })
+    const agent = server.requests.at(-2)!.body.messages
+    const sent = server.requests.at(-1)!.body.messages
+    expect(sent.slice(0, agent.length)).toEqual(agent)
+    const older = agent.filter((m: { role: string }) => m.role === 'tool')
+    expect(older.at(-1).content).toBe(output(STEPS - 2)) // sent before: verbatim
+    const fresh = sent[agent.length + 1]
+    expect(fresh.role).toBe('tool')
+    const full = output(STEPS - 1)
+    expect(fresh.content.length).toBeLessThan(full.length / 2)
+    expect(fresh.content).toContain(full.slice(0, SUMMARY_TOOL_OUTPUT_MAX_CHARS / 4))
+    expect(fresh.content).toContain(full.slice(-SUMMARY_TOOL_OUTPUT_MAX_CHARS / 4))
+    expect(fresh.content).toMatch(/omitted/)
+  })
+
+  it('a request recorded after the last step leaves nothing to cut', async () => {
+    const s = newSession()
+    await openAILoop(s)
+    s.recordRequest()
+    expect(s.contextTokens().unsent).toBe(0)
+    server.script({ text: '## Goal\n- fix the billing export' })
+    await compact(s, { summarizer: openAISummarizer(), summaryInput: 'conversation', lastRequest: lastRequest(s, OPENAI_TOOLS) })
+    const sent = server.requests.at(-1)!.body.messages
+    expect(sent.at(-2)).toMatchObject({ role: 'tool', content: output(STEPS - 1) })
   })
 
   it('the transcript form reads nothing from the cache', async () => {

@@ -350,14 +350,13 @@ export class AutoCompactor {
     return usage
   }
 
-  /**
-   * What `decidePrune` weighs the cache by: the clock, and a `compactAt` share as the threshold
-   * (`'cost'` weighs against the window: its threshold is what the decision derives from it).
-   */
-  #decideOptions(): { now?: number; threshold?: number } {
-    const o: { now?: number; threshold?: number } = {}
+  /** What `decidePrune` weighs the cache by: the clock, and where the next compaction runs (`compactAt`). */
+  #decideOptions(): { now?: number; threshold?: number | 'cost' } {
+    const o: { now?: number; threshold?: number | 'cost' } = {}
     if (this.#options.clock) o.now = this.#options.clock()
-    if (typeof this.#compactAt === 'number') o.threshold = this.#threshold(this.session.usage())
+    const at = this.#compactAt
+    if (at === 'cost') o.threshold = 'cost'
+    else if (at !== undefined) o.threshold = this.#threshold(this.session.usage())
     return o
   }
 

@@ -1,6 +1,6 @@
 // compact(): plan natively, summarize (history and split-turn prefix in parallel), validate, fall back,
 // record the summary, then continue or replay. The session changes only in the last, synchronous step.
-import { Session, type CompactionPlan, type Message, type ModelMessageLike, type PrepareOptions, type SummaryInput, type Usage } from '../native.js'
+import { Session, SUMMARY_TOOL_OUTPUT_MAX_CHARS, toModelMessages, type CompactionPlan, type Message, type ModelMessageLike, type PrepareOptions, type SummaryInput, type Usage } from '../native.js'
 import {
   abortError,
   classifyError,
@@ -278,8 +278,8 @@ function conversationOf(
     const keptHead = modelMessageCount(head)
     if (keptHead) input.keptHead = keptHead
     if (replaced !== undefined) input.replaced = replaced
-    const prefix = options.lastRequest?.messages ?? (session.toModelMessages() as unknown as ModelMessageLike[])
-    built = [...prefix, { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }]
+    const request = options.lastRequest?.messages ?? (session.toModelMessages() as unknown as ModelMessageLike[])
+    built = [...cachedFirst(session, view, request), { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }]
     return built
   }
   const out: Conversation = { messages }
@@ -288,6 +288,20 @@ function conversationOf(
     if (Object.keys(request).length) out.request = request
   }
   return out
+}
+
+/**
+ * The request's messages with what the provider has read (the last request) first and unchanged,
+ * and what arrived since with its tool outputs cut as in the transcript form: the provider writes
+ * those to its cache at the write price, and a step's output can be longer than the summary.
+ */
+function cachedFirst(session: Session, view: readonly Message[], request: readonly ModelMessageLike[]): ModelMessageLike[] {
+  const { unsent } = session.contextTokens()
+  const fresh = unsent > 0 ? view.slice(view.length - unsent) : []
+  const freshCount = modelMessageCount(fresh)
+  if (freshCount === 0 || freshCount >= request.length) return [...request]
+  const cut = toModelMessages([...fresh], { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]
+  return [...request.slice(0, request.length - freshCount), ...cut]
 }
 
 /** A summary written for a plan and not recorded yet. */

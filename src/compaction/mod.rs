@@ -13,7 +13,7 @@ pub use audit::{audit, facts_to_keep, normalize, preserved_budget, Audit, Droppe
 pub use budget::summary_budget;
 pub use check::{audit_summary, preview, Preview};
 pub use prepare::{prepare, CompactionPlan, PrepareOptions};
-pub use prune_advice::{decide_prune, PruneDecision};
+pub use prune_advice::{decide_prune, PruneDecision, Threshold};
 
 #[cfg(test)]
 mod tests;

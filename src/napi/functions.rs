@@ -247,3 +247,8 @@ pub fn usage_from_provider<'env>(
         None => value::undefined(env),
     })
 }
+
+/// Characters of one tool output a summary request shows: its head and tail around a line saying
+/// how many were omitted.
+#[napi]
+pub const SUMMARY_TOOL_OUTPUT_MAX_CHARS: u32 = crate::summary_input::TOOL_OUTPUT_MAX_CHARS as u32;

@@ -183,6 +183,9 @@ pub struct ContextTokens {
     pub ids: Vec<String>,
     /// Tokens of each message (the session's counts: nothing is counted again).
     pub tokens: Vec<f64>,
+    /// How many of the last messages arrived after the last request (the provider has not read
+    /// them yet; 0 when nothing was sent).
+    pub unsent: u32,
 }
 
 /// Whether a prune pays now (the cache-aware policy): the decision, its terms, and the prune.

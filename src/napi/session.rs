@@ -35,8 +35,8 @@ struct PruneOptions {
 struct DecideOptions {
     #[serde(default, deserialize_with = "crate::policy::opt_limit")]
     now: Option<u64>,
-    #[serde(default, deserialize_with = "crate::policy::opt_limit")]
-    threshold: Option<u64>,
+    #[serde(default)]
+    threshold: compaction::Threshold,
 }
 
 /// A conversation held natively: counted once per message, queried per turn in O(log n).
@@ -232,23 +232,23 @@ impl Session {
         guard(|| {
             let h = self.read();
             let (ids, tokens) = h.visible().into_iter().map(|e| (e.msg.id.clone(), e.tokens as f64)).unzip();
-            Ok(ContextTokens { ids, tokens })
+            Ok(ContextTokens { ids, tokens, unsent: h.unsent_in_context() as u32 })
         })
     }
 
     /// Whether a prune pays now with the provider's prompt cache (the `cache` prune policy):
     /// what it saves on the requests expected to follow against what breaking the cache costs.
     /// `now` (epoch ms) judges the cache's age (default: the newest message's own time);
-    /// `threshold` is the tokens at which a compaction runs (default: the usable window).
-    /// Changes nothing.
+    /// `threshold` is where the next compaction runs: tokens, or `'cost'` for the cheapest
+    /// threshold (`compactAt: 'cost'`); default: the usable window. Changes nothing.
     #[napi]
     pub fn decide_prune(
-        &mut self,
-        #[napi(ts_arg_type = "{ now?: number; threshold?: number }")] options: Option<Json>,
+        &self,
+        #[napi(ts_arg_type = "{ now?: number; threshold?: number | 'cost' }")] options: Option<Json>,
     ) -> Result<PruneDecision> {
         guard(|| {
             let o: DecideOptions = value::optional("options", options)?;
-            Ok(compaction::decide_prune(&mut self.write(), o.now.map(|t| t as f64), o.threshold).into())
+            Ok(compaction::decide_prune(&self.read(), o.now.map(|t| t as f64), o.threshold).into())
         })
     }
 

@@ -77,67 +77,72 @@ impl History {
 
     /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
     pub fn prune(&mut self) -> PruneOutcome {
-        self.prune_with(false)
-    }
-
-    /// What `prune` would clear and free now, changing nothing.
-    pub fn prune_dry_run(&mut self) -> PruneOutcome {
-        self.prune_with(true)
-    }
-
-    fn prune_with(&mut self, dry_run: bool) -> PruneOutcome {
         let victims = self.victims();
-        // The first context message the prune changes.
-        let first = victims.iter().map(|v| v.0).min();
-        let now = if dry_run { self.clock } else { self.tick() };
-        let mut outcome = PruneOutcome { dry_run, compacted_at: now, ..Default::default() };
+        let now = self.tick();
+        let mut outcome = PruneOutcome { compacted_at: now, ..Default::default() };
         let mut freed = 0i64;
-        for (_, ((i, j), rule, stub)) in victims {
-            let count = if dry_run {
-                let mut part = self.entries[i].msg.parts[j].clone();
-                clear(&mut part, now, stub.as_deref());
-                self.counter.part(&part)
-            } else {
-                clear(&mut self.entries[i].msg.parts[j], now, stub.as_deref());
-                self.counter.part(&self.entries[i].msg.parts[j])
-            };
+        for &(_, ((i, j), rule, ref stub)) in &victims {
+            clear(&mut self.entries[i].msg.parts[j], now, stub.as_deref());
+            let count = self.counter.part(&self.entries[i].msg.parts[j]);
+            let entry = &mut self.entries[i];
             // An output shorter than the marker grows a little: the change is signed.
-            let delta = count.total as i64 - self.entries[i].parts[j].total as i64;
-            if !dry_run {
-                let entry = &mut self.entries[i];
-                let kinds_before = Breakdown::of(entry);
-                let growth_before = Growth::of(entry);
-                self.prunes.record(now, i, count.cleared);
-                entry.parts[j] = count;
-                let tokens_before = entry.tokens;
-                entry.tokens = (entry.tokens as i64 + delta) as u64;
-                self.sums.replace(i, tokens_before, entry.tokens);
-                self.kinds.replace(i, kinds_before, Breakdown::of(entry));
-                self.growth.replace(i, growth_before, Growth::of(entry));
-            }
+            let delta = count.total as i64 - entry.parts[j].total as i64;
+            let kinds_before = Breakdown::of(entry);
+            let growth_before = Growth::of(entry);
+            self.prunes.record(now, i, count.cleared);
+            entry.parts[j] = count;
+            let tokens_before = entry.tokens;
+            entry.tokens = (entry.tokens as i64 + delta) as u64;
+            self.sums.replace(i, tokens_before, entry.tokens);
+            self.kinds.replace(i, kinds_before, Breakdown::of(entry));
+            self.growth.replace(i, growth_before, Growth::of(entry));
             freed -= delta;
-            let counted = outcome.rules.entry(rule).or_default();
-            counted.parts += 1;
-            counted.tokens += (-delta).max(0) as u64;
-            let entry = &self.entries[i];
-            outcome.part_ids.push(entry.msg.parts[j].id().to_string());
-            outcome.message_ids.push(entry.msg.id.clone());
-            outcome.stubs.push(stub);
+            self.note(&mut outcome, (i, j), rule, stub.clone(), delta);
         }
-        outcome.tokens_freed = freed.max(0) as u64;
-        if let Some(k) = first {
-            let context = self.context_seq();
-            outcome.first_changed = Some(context.at(k).msg.id.clone());
-            let mut from = context.tokens(k, context.len());
-            if dry_run {
-                // The counts are still the ones before the prune.
-                from = from.saturating_sub(freed.max(0) as u64);
-            }
-            outcome.tokens_from_first_changed = from;
-        }
-        if !dry_run && outcome.tokens_freed > 0 {
+        self.finish(&mut outcome, &victims, freed);
+        if outcome.tokens_freed > 0 {
             self.calibration.rebase();
         }
         outcome
+    }
+
+    /// What `prune` would clear and free now, changing nothing.
+    pub fn prune_dry_run(&self) -> PruneOutcome {
+        let victims = self.victims();
+        let now = self.clock;
+        let mut outcome = PruneOutcome { dry_run: true, compacted_at: now, ..Default::default() };
+        let mut freed = 0i64;
+        for &(_, ((i, j), rule, ref stub)) in &victims {
+            let mut part = self.entries[i].msg.parts[j].clone();
+            clear(&mut part, now, stub.as_deref());
+            let delta = self.counter.part(&part).total as i64 - self.entries[i].parts[j].total as i64;
+            freed -= delta;
+            self.note(&mut outcome, (i, j), rule, stub.clone(), delta);
+        }
+        self.finish(&mut outcome, &victims, freed);
+        // The counts are still the ones before the prune.
+        outcome.tokens_from_first_changed = outcome.tokens_from_first_changed.saturating_sub(freed.max(0) as u64);
+        outcome
+    }
+
+    /// Records one cleared part (history position `(i, j)`) in `outcome`.
+    fn note(&self, outcome: &mut PruneOutcome, (i, j): (usize, usize), rule: Rule, stub: Option<String>, delta: i64) {
+        let counted = outcome.rules.entry(rule).or_default();
+        counted.parts += 1;
+        counted.tokens += (-delta).max(0) as u64;
+        let entry = &self.entries[i];
+        outcome.part_ids.push(entry.msg.parts[j].id().to_string());
+        outcome.message_ids.push(entry.msg.id.clone());
+        outcome.stubs.push(stub);
+    }
+
+    /// The totals: tokens freed, and where the context first changes with the tokens from there on.
+    fn finish(&self, outcome: &mut PruneOutcome, victims: &[(usize, Victim)], freed: i64) {
+        outcome.tokens_freed = freed.max(0) as u64;
+        if let Some(k) = victims.iter().map(|v| v.0).min() {
+            let context = self.context_seq();
+            outcome.first_changed = Some(context.at(k).msg.id.clone());
+            outcome.tokens_from_first_changed = context.tokens(k, context.len());
+        }
     }
 }

@@ -40,6 +40,22 @@ impl History {
         }
     }
 
+    /// How many messages at the end of the context arrived after the last request (the provider has
+    /// not read them yet; 0 when nothing was sent). O(segments of the view).
+    pub fn unsent_in_context(&self) -> usize {
+        let Some(sent) = self.last_sent() else { return 0 };
+        let len = self.entries.len();
+        let mut n = 0;
+        for &(a, b) in self.view.segments.iter().rev() {
+            let b = b.min(len);
+            n += b.saturating_sub(a.max(sent.len));
+            if a < sent.len {
+                break;
+            }
+        }
+        n
+    }
+
     /// The newest time the messages state themselves (an answer's completion, else creation).
     pub fn message_time(&self) -> Option<f64> {
         self.entries.iter().rev().take(8).filter_map(|e| e.stated_time()).reduce(f64::max)

@@ -422,3 +422,24 @@ fn microcompact_stubs_rereads_duplicates_and_stale_reads_and_counts_each_rule() 
     let mut h = History::from_messages(msgs, plain, &|| false).unwrap();
     assert!(h.prune().stubs.iter().all(Option::is_none));
 }
+
+#[test]
+fn unsent_messages_are_counted_from_the_end_of_the_context() {
+    let mut h = history(vec![user("u1", "a"), tool_answer("a1", "bash", "out")], options(100_000));
+    // Nothing recorded: the newest answer's request carried everything before it.
+    assert_eq!(h.unsent_in_context(), 1);
+    h.record_request(Some(1.0));
+    assert_eq!(h.unsent_in_context(), 0);
+    h.append(assistant("a2", "done")).unwrap();
+    h.append(user("u2", "more")).unwrap();
+    assert_eq!(h.unsent_in_context(), 2);
+    // A compaction after the request: its messages lead the context, the kept tail follows it,
+    // and only what arrived since the request counts.
+    h.record_request(Some(2.0));
+    h.append(request("r1", Some("u2"))).unwrap();
+    h.append(summary("s1", "r1", true)).unwrap();
+    h.append(assistant("a3", "next")).unwrap();
+    let ids: Vec<&str> = h.visible().iter().map(|e| e.msg.id.as_str()).collect();
+    assert_eq!(ids, ["r1", "s1", "u2", "a3"]);
+    assert_eq!(h.unsent_in_context(), 1);
+}
