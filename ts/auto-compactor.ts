@@ -58,8 +58,8 @@ export interface AutoCompactorOptions
   /**
    * Compact once usage reaches this share of the usable window (e.g. `0.8`), before it overflows;
    * `'cost'`: at the threshold that costs least per request with the provider's prompt cache
-   * (`decidePrune().cheapestThreshold`, never below halfway between the size after a compaction and
-   * the window, so at most twice as many compactions: each summary loses detail). Default:
+   * (`decidePrune().cheapestThreshold`, never below `S + 0.6 (window − S)`, `S` the size after a
+   * compaction, so at most 1.67× as many compactions: each summary loses detail). Default:
    * `'cost'` under the `cache` prune policy (the default), else at overflow (`1`).
    */
   compactAt?: number | 'cost'

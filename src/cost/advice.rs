@@ -57,6 +57,9 @@ pub struct PruneAdvice {
 
 const PER_TOKEN: f64 = 1e-6;
 
+/// The shortest cycle between compactions, as a share of one that runs to the threshold.
+const MIN_CYCLE: f64 = 0.6;
+
 pub fn advise_prune(case: &PruneCase, m: &CacheModel) -> PruneAdvice {
     let f = case.freed as f64;
     let c = case.context as f64;
@@ -87,8 +90,9 @@ pub fn advise_prune(case: &PruneCase, m: &CacheModel) -> PruneAdvice {
 
 /// The threshold `T` that makes the sawtooth cheapest per request: reading `(S + T) / 2` on average
 /// against one compaction `B` every `(T − S) / g` requests gives `T = S + sqrt(2 g B / read)`. It is
-/// kept between the midpoint of `[S, threshold]` and the threshold itself, so compactions come at
-/// most twice as often as at the threshold: each summary loses detail, and that is not priced here.
+/// kept between `S + 0.6 (threshold − S)` and the threshold itself, so a cycle is at least 0.6 of
+/// one at the threshold and compactions come at most 1/0.6 ≈ 1.67× as often (under twice as often
+/// in a task, whole compactions counted): each summary loses detail, and that is not priced here.
 pub fn cheapest_threshold(case: &PruneCase, m: &CacheModel) -> u64 {
     let t = case.threshold as f64;
     let s = (case.after_compaction as f64).min(t);
@@ -101,7 +105,7 @@ pub fn cheapest_threshold(case: &PruneCase, m: &CacheModel) -> u64 {
     // (an upper bound, so the result errs towards compacting later).
     let compaction = s * m.write + t * per_request + case.summary_output as f64 * m.output;
     let best = s + (2.0 * g * compaction / per_request).sqrt();
-    best.clamp((s + t) / 2.0, t) as u64
+    best.clamp(s + MIN_CYCLE * (t - s), t) as u64
 }
 
 #[cfg(test)]
@@ -172,12 +176,12 @@ mod tests {
     }
 
     #[test]
-    fn the_cheapest_threshold_compacts_at_most_twice_as_often() {
+    fn the_cheapest_threshold_keeps_cycles_at_least_0_6_long() {
         let m = anthropic();
         let mut c = case(90_000, true);
-        // Small growth: compacting early pays, down to the midpoint and no further.
+        // Small growth: compacting early pays, down to 0.6 of the cycle and no further.
         c.growth = 200;
-        assert_eq!(advise_prune(&c, &m).cheapest_threshold, (30_000 + 180_000) / 2);
+        assert_eq!(advise_prune(&c, &m).cheapest_threshold, 30_000 + 90_000);
         // Large growth: compactions come fast anyway; the threshold stays where it is.
         c.growth = 50_000;
         assert_eq!(advise_prune(&c, &m).cheapest_threshold, 180_000);
