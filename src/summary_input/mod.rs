@@ -6,6 +6,7 @@ mod escape;
 mod facts;
 mod files;
 mod identifiers;
+mod prefilter;
 mod secrets;
 mod serialize;
 mod user_text;
