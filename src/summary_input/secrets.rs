@@ -125,7 +125,17 @@ const SECRET_NAMES: &[&[u8]] = &[
 /// password and an assigned value is a run of at least 15 of these (the shortest, a Slack token:
 /// `xoxb-` and 10 more), and so is every high-entropy candidate.
 fn token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'/' | b'=' | b'~' | b'-')
+    const TABLE: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'+' | b'/' | b'=' | b'~' | b'-');
+            b += 1;
+        }
+        t
+    };
+    TABLE[b as usize]
 }
 
 /// Whether the `:` or `=` at `at` follows a name that holds a secret-looking word (as
