@@ -32,8 +32,19 @@ const NOT_BRANCHES: &[&str] =
 
 /// Identifiers in text the user wrote or a tool call's input: every kind.
 pub fn identifiers_in(text: &str, out: &mut Vec<String>) {
-    // Each pattern runs only where a scan for what it cannot match without finds it.
-    let without_urls = if memmem::find(text.as_bytes(), b"://").is_some() {
+    identifiers_in_scanned(text, out, true)
+}
+
+/// [`identifiers_in`] with every pattern run, for the tests that check the scans miss nothing.
+#[cfg(test)]
+pub(super) fn identifiers_in_unfiltered(text: &str, out: &mut Vec<String>) {
+    identifiers_in_scanned(text, out, false)
+}
+
+/// `identifiers_in`; with `scan`, each pattern runs only where a scan for what it cannot match
+/// without finds it.
+fn identifiers_in_scanned(text: &str, out: &mut Vec<String>, scan: bool) {
+    let without_urls = if !scan || memmem::find(text.as_bytes(), b"://").is_some() {
         for m in URL.find_iter(text) {
             out.push(m.as_str().trim_end_matches(['.', ',', ';', ':']).to_string());
         }
@@ -45,19 +56,19 @@ pub fn identifiers_in(text: &str, out: &mut Vec<String>) {
     // `-` or `#` before a digit (`\d` is any Unicode digit: a non-ASCII byte may start one).
     let ticket = memchr::memchr2_iter(b'-', b'#', bytes)
         .any(|i| bytes.get(i + 1).is_some_and(|&b| b.is_ascii_digit() || b >= 0x80));
-    if ticket {
+    if !scan || ticket {
         for m in TICKET.find_iter(&without_urls) {
             out.push(m.as_str().trim().to_string());
         }
     }
-    if has_run(bytes, 7, |b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+    if !scan || has_run(bytes, 7, |b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
         for m in SHA.find_iter(&without_urls) {
             if is_sha(m.as_str()) {
                 out.push(m.as_str().to_string());
             }
         }
     }
-    if contains_ignore_case(bytes, b"branch") || contains_ignore_case(bytes, b"git ") {
+    if !scan || contains_ignore_case(bytes, b"branch") || contains_ignore_case(bytes, b"git ") {
         for c in BRANCH.captures_iter(&without_urls) {
             let name = &c[1];
             if !NOT_BRANCHES.contains(&name.to_ascii_lowercase().as_str()) && !name.starts_with('-') {

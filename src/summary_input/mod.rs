@@ -7,6 +7,8 @@ mod facts;
 mod files;
 mod identifiers;
 mod prefilter;
+#[cfg(test)]
+mod prefilter_props;
 mod secrets;
 mod serialize;
 mod user_text;

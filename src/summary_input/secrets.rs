@@ -157,13 +157,20 @@ fn assigns_secret_name(bytes: &[u8], at: usize) -> bool {
 /// key block, a URL scheme, a `:` or `=` after a secret-looking name, or a character that case
 /// folding turns into an ASCII letter (the case-insensitive rules may match it). Finds every text
 /// a rule matches, and few others.
-fn may_hold_secret(text: &str) -> bool {
+pub(super) fn may_hold_secret(text: &str) -> bool {
     let b = text.as_bytes();
     has_run(b, 15, token_byte)
         || memchr::memmem::find(b, b"-----BEGIN").is_some()
         || memchr::memmem::find(b, b"://").is_some()
         || memchr::memchr2_iter(b':', b'=', b).any(|i| assigns_secret_name(b, i))
         || folds_to_ascii(text)
+}
+
+/// Whether any rule's pattern, or a high-entropy string, is in `text` (what the prefilter must
+/// not miss).
+#[cfg(test)]
+pub(super) fn rules_match(text: &str) -> bool {
+    RULES.iter().any(|r| r.re.is_match(text)) || CANDIDATE.find_iter(text).any(|m| high_entropy(m.as_str()))
 }
 
 /// `text` with every secret replaced by `[REDACTED:<kind>]`, and how many were replaced.
