@@ -7,7 +7,7 @@ use memchr::memmem;
 
 use regex::Regex;
 
-use super::prefilter::{contains_ignore_case, has_run, line_starts_with};
+use super::prefilter::{contains_ignore_case, has_run};
 
 static URL: LazyLock<Regex> = LazyLock::new(|| Regex::new(r#"https?://[^\s<>"'`\])}]+"#).unwrap());
 /// JIRA-style keys (`PROJ-123`) and issue references (`#1234`).
@@ -81,14 +81,36 @@ fn identifiers_in_scanned(text: &str, out: &mut Vec<String>, scan: bool) {
 /// Identifiers a tool's output reports (commits made, pull requests opened): only those shapes,
 /// not every hash a log prints.
 pub fn identifiers_in_output(output: &str, out: &mut Vec<String>) {
+    identifiers_in_output_scanned(output, out, true)
+}
+
+/// [`identifiers_in_output`] with every pattern run, for the tests that check the scan.
+#[cfg(test)]
+pub(super) fn identifiers_in_output_unfiltered(output: &str, out: &mut Vec<String>) {
+    identifiers_in_output_scanned(output, out, false)
+}
+
+fn identifiers_in_output_scanned(output: &str, out: &mut Vec<String>, scan: bool) {
+    // One scan for both: a `[` that starts a line (a commit line) and a `:` before `//` (a URL).
     let bytes = output.as_bytes();
-    if line_starts_with(bytes, b'[') {
+    let (mut commit, mut url) = (!scan, !scan);
+    for i in memchr::memchr2_iter(b'[', b':', bytes).take_while(|_| scan) {
+        if bytes[i] == b'[' {
+            commit |= i == 0 || bytes[i - 1] == b'\n';
+        } else {
+            url |= bytes[i + 1..].starts_with(b"//");
+        }
+        if commit && url {
+            break;
+        }
+    }
+    if commit {
         for c in COMMIT_LINE.captures_iter(output) {
             out.push(c[1].to_string());
             out.push(c[2].to_string());
         }
     }
-    if memmem::find(bytes, b"://").is_some() {
+    if url {
         for m in URL.find_iter(output) {
             let u = m.as_str();
             if u.contains("/pull/") || u.contains("/merge_requests/") || u.contains("/issues/") {

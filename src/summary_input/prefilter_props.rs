@@ -3,7 +3,9 @@
 
 use proptest::prelude::*;
 
-use super::identifiers::{identifiers_in, identifiers_in_unfiltered};
+use super::identifiers::{
+    identifiers_in, identifiers_in_output, identifiers_in_output_unfiltered, identifiers_in_unfiltered,
+};
 use super::redact;
 use super::secrets::{may_hold_secret, rules_match};
 use super::user_text::{is_constraint, may_hold_constraint, sentences};
@@ -106,6 +108,14 @@ proptest! {
         let (mut fast, mut all) = (Vec::new(), Vec::new());
         identifiers_in(&t, &mut fast);
         identifiers_in_unfiltered(&t, &mut all);
+        prop_assert_eq!(fast, all, "{:?}", t);
+    }
+
+    #[test]
+    fn output_identifiers_are_those_every_pattern_finds(t in text()) {
+        let (mut fast, mut all) = (Vec::new(), Vec::new());
+        identifiers_in_output(&t, &mut fast);
+        identifiers_in_output_unfiltered(&t, &mut all);
         prop_assert_eq!(fast, all, "{:?}", t);
     }
 }
