@@ -3,7 +3,7 @@
 //! point at a copy outside the JS heap, so V8 neither decodes them nor moves them through its
 //! young generation; a 50 MB context reaches JS several times faster than as JSON text.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::OnceLock;
@@ -60,7 +60,7 @@ unsafe extern "C" fn drop_string(_env: napi_env, _data: *mut c_void, hint: *mut 
 /// `strings` as a JS array. The long ASCII ones become external strings over their own buffers,
 /// moved rather than copied (a compaction's transcript blocks: most of what it hands to JS).
 pub fn strings(env: napi_env, strings: Vec<String>) -> Result<napi_value> {
-    let b = Builder { env, external: external_latin1(), keys: HashMap::new(), props: Vec::new() };
+    let b = Builder { env, external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
     let array = b.array(strings.len())?;
     for (i, s) in strings.into_iter().enumerate() {
         let value = match b.external {
@@ -120,7 +120,7 @@ fn check(status: napi_status, doing: &str) -> Result<()> {
 
 /// Serializes `value` into a JS value in `env`'s current handle scope.
 pub fn build<T: Serialize + ?Sized>(env: napi_env, value: &T) -> Result<napi_value> {
-    let mut out = Builder { env, external: external_latin1(), keys: HashMap::new(), props: Vec::new() };
+    let mut out = Builder { env, external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
     value.serialize(&mut out)
 }
 
@@ -129,7 +129,7 @@ pub fn build<T: Serialize + ?Sized>(env: napi_env, value: &T) -> Result<napi_val
 struct Builder {
     env: napi_env,
     external: Option<ExternalLatin1>,
-    keys: HashMap<Box<str>, napi_value>,
+    keys: FxHashMap<Box<str>, napi_value>,
     /// Fields of the objects being built, innermost last.
     props: Vec<sys::napi_property_descriptor>,
 }
