@@ -1,15 +1,22 @@
-// Preparing a compaction of a long session that was never compacted, contextfold vs pi
-// (npm @mariozechner/pi-coding-agent), on the same 10,000-message conversation (benchmark/store.mjs
-// writes it in both formats), both keeping about 20,000 tokens verbatim:
+// Preparing a compaction of a long session that was never compacted, contextfold vs pi 0.73.1
+// (npm @mariozechner/pi-coding-agent) and, on Node 22 or newer, pi 0.87.1
+// (npm @earendil-works/pi-coding-agent, installed into .cache/pi-0.87.1/ as
+// __test__/node22/pi-087.spec.ts does), on the same 10,000-message conversation
+// (benchmark/store.mjs writes it in both formats), all keeping about 20,000 tokens verbatim:
 // contextfold: session.prepareCompaction() (the cut, the transcript blocks, files, facts, what the
 //              summary must keep, secrets redacted), handed to JS
 // pi:          prepareCompaction(branch, settings) + serializeConversation(convertToLlm(messages))
 //              (the cut, file operations, the transcript text its summary prompt embeds)
-// Run: node benchmark/prepare.mjs   (a Markdown table on stdout; release build of the addon)
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+// Each run prepares on a freshly loaded session (the load is not timed): the first prepare is what
+// is measured, nothing is reused from an earlier one.
+// Run: node --expose-gc benchmark/prepare.mjs   (pi 0.73.1 only)
+//      node scripts/with-node.mjs 24 node --expose-gc benchmark/prepare.mjs   (both pi versions)
+// A Markdown table on stdout; release build of the addon.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 
 import { conversation, writeContextfold, writePi, OPTIONS } from './store.mjs'
 import { log, median, msSince, now } from './timing.mjs'
@@ -19,19 +26,31 @@ const { SessionStore } = require('../native.js')
 const RUNS = 7
 const KEEP = 20_000
 
-const piIndex = import.meta.resolve('@mariozechner/pi-coding-agent')
-const pi = await import(piIndex)
-// prepareCompaction is not among the package's exports; it is the module pi's compact() uses.
-const { prepareCompaction } = await import(new URL('./core/compaction/compaction.js', piIndex).href)
-const piVersion = JSON.parse(readFileSync(new URL('../package.json', piIndex), 'utf8')).version
+/** A pi package by the URL of its entry: its exports, prepareCompaction and its version. */
+async function loadPi(index) {
+  const pi = await import(index)
+  // prepareCompaction is not among the package's exports; it is the module pi's compact() uses.
+  const { prepareCompaction } = await import(new URL('./core/compaction/compaction.js', index).href)
+  const version = JSON.parse(readFileSync(new URL('../package.json', index), 'utf8')).version
+  return { ...pi, prepareCompaction, version }
+}
 
-function time(fn) {
-  let out = fn()
+const pis = [await loadPi(import.meta.resolve('@mariozechner/pi-coding-agent'))]
+if (Number(process.versions.node.split('.')[0]) >= 22) {
+  const entry = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'pi-0.87.1', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'index.js')
+  if (existsSync(entry)) pis.push(await loadPi(pathToFileURL(entry).href))
+  else log('pi 0.87.1 is not installed: run `npx vitest run __test__/node22/pi-087.spec.ts` on Node 22+ once')
+}
+
+/** Median ms of `run(setup())`, `setup` untimed before each run (after a collection), and a warm-up. */
+function time(setup, run) {
+  let out = run(setup())
   const ms = []
   for (let i = 0; i < RUNS; i++) {
+    const input = setup()
     globalThis.gc?.()
     const t0 = now()
-    out = fn()
+    out = run(input)
     ms.push(msSince(t0))
   }
   return { ms: median(ms), out }
@@ -47,24 +66,30 @@ try {
   const rows = []
   for (const [name, extra] of [['exact o200k', { model: { ...OPTIONS.model, providerID: 'openai', modelID: 'gpt-4o' } }], ['estimate', { tokenizer: 'estimate' }]]) {
     log(`contextfold (${name})...`)
-    const session = SessionStore.open(cfPath, { readOnly: true }).load({ ...OPTIONS, ...extra, compaction: { preserveRecentTokens: KEEP } })
-    const cf = time(() => session.prepareCompaction())
+    const load = () => SessionStore.open(cfPath, { readOnly: true }).load({ ...OPTIONS, ...extra, compaction: { preserveRecentTokens: KEEP } })
+    const cf = time(load, (session) => session.prepareCompaction())
     const chars = cf.out.transcript.concat(cf.out.turnPrefix).reduce((n, b) => n + b.length, 0)
     rows.push({ name: `contextfold prepareCompaction() (${name})`, ms: cf.ms, summarized: cf.out.summarizedIDs.length, chars })
   }
-  log('pi...')
-  const branch = pi.SessionManager.open(piPath).getBranch()
-  const settings = { ...pi.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: KEEP }
-  const p = time(() => {
-    const prep = prepareCompaction(branch, settings)
-    const text = pi.serializeConversation(pi.convertToLlm([...prep.messagesToSummarize, ...prep.turnPrefixMessages]))
-    return { prep, text }
-  })
-  rows.push({ name: `pi ${piVersion} prepareCompaction + serializeConversation`, ms: p.ms, summarized: p.out.prep.messagesToSummarize.length + p.out.prep.turnPrefixMessages.length, chars: p.out.text.length })
-  const piMs = p.ms
-  console.log(`| 10,000 messages, never compacted (median of ${RUNS}) | ms | pi ÷ this | messages summarized | transcript chars |`)
-  console.log('|---|---|---|---|---|')
-  for (const r of rows) console.log(`| ${r.name} | ${r.ms.toFixed(1)} | ${(piMs / r.ms).toFixed(2)}× | ${r.summarized.toLocaleString('en')} | ${r.chars.toLocaleString('en')} |`)
+  const piMs = {}
+  for (const pi of pis) {
+    log(`pi ${pi.version}...`)
+    const settings = { ...pi.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: KEEP }
+    const p = time(
+      () => pi.SessionManager.open(piPath).getBranch(),
+      (branch) => {
+        const prep = pi.prepareCompaction(branch, settings)
+        const text = pi.serializeConversation(pi.convertToLlm([...prep.messagesToSummarize, ...prep.turnPrefixMessages]))
+        return { prep, text }
+      },
+    )
+    rows.push({ name: `pi ${pi.version} prepareCompaction + serializeConversation`, ms: p.ms, summarized: p.out.prep.messagesToSummarize.length + p.out.prep.turnPrefixMessages.length, chars: p.out.text.length })
+    piMs[pi.version] = p.ms
+  }
+  const versions = Object.keys(piMs)
+  console.log(`| 10,000 messages, never compacted (median of ${RUNS}) | ms | ${versions.map((v) => `pi ${v} ÷ this`).join(' | ')} | messages summarized | transcript chars |`)
+  console.log(`|---|---|${versions.map(() => '---|').join('')}---|---|`)
+  for (const r of rows) console.log(`| ${r.name} | ${r.ms.toFixed(1)} | ${versions.map((v) => `${(piMs[v] / r.ms).toFixed(2)}×`).join(' | ')} | ${r.summarized.toLocaleString('en')} | ${r.chars.toLocaleString('en')} |`)
   console.log(`\nNode ${process.version}, ${process.platform}-${process.arch}`)
 } finally {
   rmSync(dir, { recursive: true, force: true })

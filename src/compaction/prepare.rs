@@ -182,28 +182,51 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
         .flatten();
     let redact = h.options().compaction.redact_secrets;
     // The transcript (most of the work: every summarized message written out, and searched for
-    // secrets) is made on a second core while this one collects the facts.
+    // secrets) is made in chunks on other cores while this one collects the facts.
     std::thread::scope(|scope| {
-        let serialized = scope.spawn(|| {
-            let blocks = |range: std::ops::Range<usize>| -> Vec<String> {
-                range.filter_map(|k| serialize_message(&at(k).msg)).collect()
-            };
-            let (mut transcript, mut turn_prefix) = match turn_start {
-                Some(t) => (blocks(start..t), blocks(t..end)),
-                None => (blocks(start..end), Vec::new()),
-            };
-            let redacted = if redact { redact_all(transcript.iter_mut().chain(turn_prefix.iter_mut())) } else { 0 };
-            (transcript, turn_prefix, redacted)
-        });
+        let chunks = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let spawn_blocks = |range: std::ops::Range<usize>| {
+            let step = range.len().div_ceil(chunks).max(1);
+            (range.start..range.end)
+                .step_by(step)
+                .map(|from| {
+                    let to = (from + step).min(range.end);
+                    scope.spawn(move || {
+                        let mut blocks: Vec<String> =
+                            (from..to).filter_map(|k| serialize_message(&at(k).msg)).collect();
+                        let redacted = if redact { redact_all(blocks.iter_mut()) } else { 0 };
+                        (blocks, redacted)
+                    })
+                })
+                .collect::<Vec<_>>()
+        };
+        let (history, prefix) = match turn_start {
+            Some(t) => (spawn_blocks(start..t), spawn_blocks(t..end)),
+            None => (spawn_blocks(start..end), Vec::new()),
+        };
+        let join = |handles: Vec<std::thread::ScopedJoinHandle<'_, (Vec<String>, u64)>>| {
+            let mut all = Vec::new();
+            let mut redacted = 0;
+            for h in handles {
+                let (blocks, n) = h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                if all.is_empty() {
+                    all = blocks;
+                } else {
+                    all.extend(blocks);
+                }
+                redacted += n;
+            }
+            (all, redacted)
+        };
         let mut plan = plan_without_transcript(h, &order, &summarized, start, end, opts);
         if redact {
             plan.redacted = redact_plan(&mut plan);
         }
-        let (transcript, turn_prefix, redacted) =
-            serialized.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        let (transcript, a) = join(history);
+        let (turn_prefix, b) = join(prefix);
         plan.transcript = transcript;
         plan.turn_prefix = turn_prefix;
-        plan.redacted += redacted;
+        plan.redacted += a + b;
         plan.tail_start_id = tail_start_id;
         plan.hidden_from_id = hidden_from;
         Ok(Some(plan))

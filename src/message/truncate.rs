@@ -33,12 +33,16 @@ pub fn head_and_tail(text: &str, max_chars: usize) -> Option<Cut<'_>> {
     if text.len() <= max_chars {
         return None;
     }
-    let total = text.chars().count();
+    // ASCII (checked faster than characters are counted): characters are bytes.
+    let total = if text.is_ascii() { text.len() } else { text.chars().count() };
     if total <= max_chars {
         return None;
     }
     let head = max_chars - max_chars / 2;
     let tail = max_chars / 2;
+    if total == text.len() {
+        return Some(Cut { head: &text[..head], omitted: total - head - tail, tail: &text[text.len() - tail..] });
+    }
     let head_end = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
     let tail_start = text.char_indices().nth_back(tail.saturating_sub(1)).map_or(text.len(), |(i, _)| i);
     let tail_str = if tail == 0 { "" } else { &text[tail_start..] };

@@ -358,7 +358,7 @@ impl Session {
     ) -> Result<Option<Unknown<'env>>> {
         guard(|| {
             let opts: PrepareOptions = value::optional("options", options)?;
-            compaction::prepare(&self.read(), &opts)?.map(|plan| value::plan_to_js(env, &plan)).transpose()
+            compaction::prepare(&self.read(), &opts)?.map(|plan| value::plan_to_js(env, plan)).transpose()
         })
     }
 

@@ -107,7 +107,7 @@ impl Task for PrepareTask {
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         let plan = output.map_err(|e| js_error(&env, &e))?;
         let value = match plan {
-            Some(p) => value::plan_to_js(&env, &p).map_err(|e| js_error(&env, &e))?,
+            Some(p) => value::plan_to_js(&env, p).map_err(|e| js_error(&env, &e))?,
             None => Null.into_unknown(&env)?,
         };
         // SAFETY: the value is handed straight to the promise's resolution in this scope.

@@ -3,7 +3,7 @@
 //! point at a copy outside the JS heap, so V8 neither decodes them nor moves them through its
 //! young generation; a 50 MB context reaches JS several times faster than as JSON text.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::ffi::c_void;
 use std::ptr;
 use std::sync::OnceLock;
@@ -51,6 +51,46 @@ unsafe extern "C" fn free_bytes(_env: napi_env, data: *mut c_void, hint: *mut c_
     drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(data.cast::<u8>(), hint as usize)) });
 }
 
+/// Frees a string handed to V8 whole: its `String`, boxed in the hint.
+unsafe extern "C" fn drop_string(_env: napi_env, _data: *mut c_void, hint: *mut c_void) {
+    // SAFETY: `hint` is a Box<String> leaked by `strings`, freed once.
+    drop(unsafe { Box::from_raw(hint.cast::<String>()) });
+}
+
+/// `strings` as a JS array. The long ASCII ones become external strings over their own buffers,
+/// moved rather than copied (a compaction's transcript blocks: most of what it hands to JS).
+pub fn strings(env: napi_env, strings: Vec<String>) -> Result<napi_value> {
+    let b = Builder { env, external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
+    let array = b.array(strings.len())?;
+    for (i, s) in strings.into_iter().enumerate() {
+        let value = match b.external {
+            Some(create) if s.len() >= EXTERNAL_MIN && s.is_ascii() => {
+                let (data, len) = (s.as_ptr(), s.len() as isize);
+                let hint = Box::into_raw(Box::new(s)).cast::<c_void>();
+                let mut out = ptr::null_mut();
+                let mut copied = false;
+                // SAFETY: `data` holds `len` ASCII bytes (valid Latin-1), owned by the boxed String
+                // the finalizer frees; Node calls it once, right away when it copies.
+                let status = unsafe { create(env, data.cast(), len, Some(drop_string), hint, &mut out, &mut copied) };
+                if status != sys::Status::napi_ok {
+                    // On failure the finalizer is never called.
+                    unsafe { drop_string(env, ptr::null_mut(), hint) };
+                    check(status, "creating an external string")?;
+                }
+                out
+            }
+            _ => b.string(&s)?,
+        };
+        b.push(array, i as u32, value)?;
+    }
+    Ok(array)
+}
+
+/// Sets `object[name]` (an existing property keeps its place).
+pub fn set(env: napi_env, object: napi_value, name: &std::ffi::CStr, value: napi_value) -> Result<()> {
+    check(unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), value) }, "setting a property")
+}
+
 #[derive(Debug)]
 pub struct Error(pub String);
 
@@ -80,7 +120,7 @@ fn check(status: napi_status, doing: &str) -> Result<()> {
 
 /// Serializes `value` into a JS value in `env`'s current handle scope.
 pub fn build<T: Serialize + ?Sized>(env: napi_env, value: &T) -> Result<napi_value> {
-    let mut out = Builder { env, external: external_latin1(), keys: HashMap::new(), props: Vec::new() };
+    let mut out = Builder { env, external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
     value.serialize(&mut out)
 }
 
@@ -89,7 +129,7 @@ pub fn build<T: Serialize + ?Sized>(env: napi_env, value: &T) -> Result<napi_val
 struct Builder {
     env: napi_env,
     external: Option<ExternalLatin1>,
-    keys: HashMap<Box<str>, napi_value>,
+    keys: FxHashMap<Box<str>, napi_value>,
     /// Fields of the objects being built, innermost last.
     props: Vec<sys::napi_property_descriptor>,
 }

@@ -203,11 +203,18 @@ fn build<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>>
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
 }
 
-/// A compaction plan: its transcript blocks are most of it.
-pub fn plan_to_js<'env>(env: &'env Env, plan: &crate::compaction::CompactionPlan) -> Result<Unknown<'env>> {
-    let blocks = plan.transcript.iter().chain(&plan.turn_prefix);
-    let (count, bytes) = blocks.fold((0, 0), |(n, b), t| (n + 1, b + t.len()));
-    texts_to_js(env, plan, count, bytes)
+/// A compaction plan: its transcript blocks are most of it, and are moved to JS, not copied.
+pub fn plan_to_js(env: &Env, mut plan: crate::compaction::CompactionPlan) -> Result<Unknown<'_>> {
+    let transcript = std::mem::take(&mut plan.transcript);
+    let turn_prefix = std::mem::take(&mut plan.turn_prefix);
+    let fail = |e: super::to_js::Error| CfError::new(Code::Internal, format!("handing a plan to JS: {e}"));
+    let object = build(env, &plan)?;
+    let raw = env.raw();
+    let transcript = super::to_js::strings(raw, transcript).map_err(fail)?;
+    super::to_js::set(raw, object.raw(), c"transcript", transcript).map_err(fail)?;
+    let turn_prefix = super::to_js::strings(raw, turn_prefix).map_err(fail)?;
+    super::to_js::set(raw, object.raw(), c"turnPrefix", turn_prefix).map_err(fail)?;
+    Ok(object)
 }
 
 pub fn undefined(env: &Env) -> Result<Unknown<'_>> {

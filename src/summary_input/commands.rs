@@ -4,6 +4,8 @@
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use super::prefilter::contains_ignore_case;
 use serde::{Deserialize, Serialize};
 
 /// Commands run with the same program, counted.
@@ -64,7 +66,12 @@ static EXIT: LazyLock<Regex> = LazyLock::new(|| {
 /// as completed is an error too).
 pub fn failed_exit_code(output: &str) -> Option<i64> {
     // The status line is at the end of the output (or the start, for some agents).
+    // Every match holds `exit` or `returncode`, in any case (no other letter folds to theirs).
     let probe = |s: &str| {
+        let b = s.as_bytes();
+        if !contains_ignore_case(b, b"exit") && !contains_ignore_case(b, b"returncode") {
+            return None;
+        }
         EXIT.captures_iter(s).filter_map(|c| c.get(1).or(c.get(2)).and_then(|m| m.as_str().parse::<i64>().ok())).last()
     };
     let n = output.len();

@@ -33,6 +33,17 @@ pub const TAGS: &[&str] = &[
 /// reserved tag (opening or closing, any case) becomes `&lt;`.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 16);
+    escape_into(text, &mut out);
+    out
+}
+
+/// [`escape`], appended to `out`.
+pub fn escape_into(text: &str, out: &mut String) {
+    // Without a `[` or a `<` there is nothing to escape (most texts): one scan, one copy.
+    if memchr::memchr2(b'[', b'<', text.as_bytes()).is_none() {
+        out.push_str(text);
+        return;
+    }
     for (i, line) in text.split('\n').enumerate() {
         if i > 0 {
             out.push('\n');
@@ -41,18 +52,17 @@ pub fn escape(text: &str) -> String {
         if trimmed.starts_with('[') && MARKERS.iter().any(|m| trimmed.starts_with(m)) {
             out.push_str(&line[..line.len() - trimmed.len()]);
             out.push('\\');
-            escape_tags(trimmed, &mut out);
+            escape_tags(trimmed, out);
         } else {
-            escape_tags(line, &mut out);
+            escape_tags(line, out);
         }
     }
-    out
 }
 
 fn escape_tags(line: &str, out: &mut String) {
     let bytes = line.as_bytes();
     let mut last = 0;
-    for (i, _) in line.match_indices('<') {
+    for i in memchr::memchr_iter(b'<', bytes) {
         let rest = &bytes[i + 1..];
         let rest = rest.strip_prefix(b"/").unwrap_or(rest);
         let reserved = TAGS.iter().any(|t| {

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use super::commands::{failed_exit_code, group, identifying_line, program, CommandGroup};
 use super::identifiers::{identifiers_in, identifiers_in_output};
-use super::user_text::{decode_entities, is_constraint, sentences, user_text};
+use super::prefilter::folds_to_ascii;
+use super::user_text::{decode_entities, is_constraint, may_hold_constraint, sentences, user_text};
 use crate::message::keep_head_and_tail;
 use crate::message::{Message, Part, ToolState};
 
@@ -88,6 +89,16 @@ static DECISION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)\b(?:i'll|i will|i'm going to|let's|we'll|we will|decided|decision|going with|instead of|chose|opted|the fix is|the plan is)\b").unwrap()
 });
 
+/// Whether a sentence of `text` may state a decision: DECISION's words after an ASCII word boundary
+/// in an ASCII-lowercased copy, or an entity that may decode into one. A sentence ends at
+/// characters that are not word characters, so a decision in one is a decision in the text.
+fn may_hold_decision(text: &str) -> bool {
+    static HINT: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+        regex::bytes::Regex::new(r"(?-u)\b(?:i'll|i will|i'm going to|let's|we'll|we will|decided|decision|going with|instead of|chose|opted|the fix is|the plan is)").unwrap()
+    });
+    text.contains('&') || folds_to_ascii(text) || HINT.is_match(text.to_ascii_lowercase().as_bytes())
+}
+
 fn command_of(input: &serde_json::Value) -> Option<&str> {
     input.get("command").or_else(|| input.get("cmd")).and_then(|c| c.as_str())
 }
@@ -103,10 +114,11 @@ fn subject(tool: &str, input: &serde_json::Value) -> String {
     }
 }
 
-fn push_unique(v: &mut Vec<String>, s: String) {
-    if !s.is_empty() && !v.contains(&s) {
-        v.push(s);
-    }
+/// `v` without empty and repeated strings, each at its first place (one pass, however many).
+fn unique(v: Vec<String>) -> Vec<String> {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let keep: Vec<bool> = v.iter().map(|s| !s.is_empty() && seen.insert(s.as_str())).collect();
+    v.into_iter().zip(keep).filter_map(|(s, k)| k.then_some(s)).collect()
 }
 
 fn keep_last(v: &mut Vec<String>, n: usize) {
@@ -126,6 +138,8 @@ pub fn facts<'a>(
     let mut last_error: Option<(LastError, usize)> = None;
     let mut successes: Vec<(String, usize)> = Vec::new();
     let mut pos = 0usize;
+    // Quoted once, at the end: only the last one is kept.
+    let mut last_assistant_text: Option<&str> = None;
     for m in summarized {
         pos += 1;
         if m.compaction().is_some() || m.is_summary() {
@@ -134,14 +148,16 @@ pub fn facts<'a>(
         if m.is_user() {
             if let Some(full) = request_text(m) {
                 let text = quote(&full);
-                for s in sentences(&text) {
-                    if is_constraint(&s) {
-                        push_unique(&mut f.constraints, s);
+                if may_hold_constraint(&text) {
+                    for s in sentences(&text) {
+                        if is_constraint(s) {
+                            f.constraints.push(s.to_string());
+                        }
                     }
                 }
                 identifiers_in(&text, &mut f.identifiers);
                 // The latest request stays whole: it is restored verbatim, however long.
-                f.latest_request = Some(full.trim().to_string());
+                f.latest_request = Some(full);
                 f.user_messages.push(text);
             }
             continue;
@@ -154,13 +170,15 @@ pub fn facts<'a>(
         for p in &m.parts {
             match p {
                 Part::Text(t) if m.is_assistant() && !t.text.trim().is_empty() => {
-                    let text = decode_entities(&t.text);
-                    for s in sentences(&text) {
-                        if DECISION.is_match(&s) && s.len() <= 400 {
-                            push_unique(&mut f.decisions, s);
+                    if may_hold_decision(&t.text) {
+                        let text = decode_entities(&t.text);
+                        for s in sentences(&text) {
+                            if DECISION.is_match(s) && s.len() <= 400 {
+                                f.decisions.push(s.to_string());
+                            }
                         }
                     }
-                    f.last_assistant_text = Some(quote(&text));
+                    last_assistant_text = Some(&t.text);
                 }
                 Part::Tool(t) => {
                     let input = t.state.input();
@@ -171,7 +189,7 @@ pub fn facts<'a>(
                     }
                     let subject = subject(&t.tool, input);
                     let failure = match &t.state {
-                        ToolState::Error { error, .. } => Some(decode_entities(error)),
+                        ToolState::Error { error, .. } => Some(decode_entities(error).into_owned()),
                         ToolState::Completed { output, .. } => {
                             identifiers_in_output(output, &mut f.identifiers);
                             failed_exit_code(output).map(|code| {
@@ -218,6 +236,7 @@ pub fn facts<'a>(
             }
         }
     }
+    f.last_assistant_text = last_assistant_text.map(|t| quote(&decode_entities(t)));
     if let Some((mut e, at)) = last_error {
         e.resolved = successes.iter().any(|(s, p)| *p > at && *s == e.source);
         f.last_error = Some(e);
@@ -225,11 +244,9 @@ pub fn facts<'a>(
     f.command_groups = group(&f.commands);
     keep_last(&mut f.commands, MAX_COMMANDS);
     keep_last(&mut f.errors, MAX_ERRORS);
-    let mut ids = Vec::new();
-    for id in std::mem::take(&mut f.identifiers) {
-        push_unique(&mut ids, id);
-    }
-    f.identifiers = ids;
+    f.constraints = unique(std::mem::take(&mut f.constraints));
+    f.identifiers = unique(std::mem::take(&mut f.identifiers));
+    f.decisions = unique(std::mem::take(&mut f.decisions));
     keep_last(&mut f.identifiers, MAX_IDENTIFIERS);
     keep_last(&mut f.decisions, MAX_DECISIONS);
     f

@@ -6,6 +6,9 @@ mod escape;
 mod facts;
 mod files;
 mod identifiers;
+mod prefilter;
+#[cfg(test)]
+mod prefilter_props;
 mod secrets;
 mod serialize;
 mod user_text;

@@ -9,6 +9,8 @@ use std::sync::LazyLock;
 
 use regex::{Captures, Regex, RegexSet};
 
+use super::prefilter::{folds_to_ascii, has_run};
+
 /// A rule: what it finds, and the capture group holding the secret (0: the whole match).
 struct Rule {
     kind: &'static str,
@@ -100,10 +102,84 @@ fn assigned_secret(c: &Captures<'_>, value: &str) -> bool {
     env_name && !value.starts_with(['/', '.', '~']) && !value.bytes().any(|b| b"(){}$<>[]".contains(&b))
 }
 
+/// Names of secret-assignment, lowercased, as the name before a `:` or `=` may hold them.
+const SECRET_NAMES: &[&[u8]] = &[
+    b"secret",
+    b"token",
+    b"passw",
+    b"pwd",
+    b"apikey",
+    b"api_key",
+    b"api-key",
+    b"accesskey",
+    b"access_key",
+    b"access-key",
+    b"privatekey",
+    b"private_key",
+    b"private-key",
+    b"credential",
+    b"auth",
+];
+
+/// Whether `b` may be in a token: every rule's secret but a key block, a connection string's
+/// password and an assigned value is a run of at least 15 of these (the shortest, a Slack token:
+/// `xoxb-` and 10 more), and so is every high-entropy candidate.
+fn token_byte(b: u8) -> bool {
+    const TABLE: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut b = 0;
+        while b < 256 {
+            let c = b as u8;
+            t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'+' | b'/' | b'=' | b'~' | b'-');
+            b += 1;
+        }
+        t
+    };
+    TABLE[b as usize]
+}
+
+/// Whether the `:` or `=` at `at` follows a name that holds a secret-looking word (as
+/// secret-assignment and authorization-header need): the name, an optional `"` and whitespace
+/// (any non-ASCII byte counts as whitespace here) before it.
+fn assigns_secret_name(bytes: &[u8], at: usize) -> bool {
+    let before = &bytes[..at];
+    let end = before.iter().rposition(|&b| !(b.is_ascii_whitespace() || b >= 0x80)).map_or(0, |i| i + 1);
+    let end = if end > 0 && before[end - 1] == b'"' { end - 1 } else { end };
+    let start = before[..end]
+        .iter()
+        .rposition(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')))
+        .map_or(0, |i| i + 1);
+    let name = before[start..end].to_ascii_lowercase();
+    SECRET_NAMES.iter().any(|k| memchr::memmem::find(&name, k).is_some())
+}
+
+/// Whether a rule may match `text`, by scans much cheaper than the patterns: a token-like run, a
+/// key block, a URL scheme, a `:` or `=` after a secret-looking name, or a character that case
+/// folding turns into an ASCII letter (the case-insensitive rules may match it). Finds every text
+/// a rule matches, and few others.
+pub(super) fn may_hold_secret(text: &str) -> bool {
+    let b = text.as_bytes();
+    has_run(b, 15, token_byte)
+        || memchr::memmem::find(b, b"-----BEGIN").is_some()
+        || memchr::memmem::find(b, b"://").is_some()
+        || memchr::memchr2_iter(b':', b'=', b).any(|i| assigns_secret_name(b, i))
+        || folds_to_ascii(text)
+}
+
+/// Whether any rule's pattern, or a high-entropy string, is in `text` (what the prefilter must
+/// not miss).
+#[cfg(test)]
+pub(super) fn rules_match(text: &str) -> bool {
+    RULES.iter().any(|r| r.re.is_match(text)) || CANDIDATE.find_iter(text).any(|m| high_entropy(m.as_str()))
+}
+
 /// `text` with every secret replaced by `[REDACTED:<kind>]`, and how many were replaced.
 pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
     let mut out = Cow::Borrowed(text);
     let mut n = 0;
+    if !may_hold_secret(text) {
+        return (out, 0);
+    }
     let mut may = MAY_MATCH.matches(text);
     if !may.matched_any() {
         return (out, 0);

@@ -1,6 +1,6 @@
 //! One transcript block per message, in the markers the prompts explain to the summarizer.
 
-use super::escape;
+use super::escape::{escape, escape_into};
 use crate::message::{head_and_tail, markers, Cut};
 use crate::message::{FilePart, Message, Part, Role, ToolState};
 
@@ -11,58 +11,112 @@ fn attached(f: &FilePart) -> String {
     markers::attached(&escape(&f.mime), &escape(f.display_name()))
 }
 
+/// Starts a line of the block with `label`.
+fn line(out: &mut String, label: &str) {
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(label);
+}
+
 /// A tool output as the transcript shows it: escaped, and when longer than
 /// [`TOOL_OUTPUT_MAX_CHARS`] its head and tail around a line saying how many of its own characters
 /// were left out (counted before escaping, so the number is the output's).
-fn cut_output(output: &str) -> String {
+fn cut_output(output: &str, out: &mut String) {
     match head_and_tail(output, TOOL_OUTPUT_MAX_CHARS) {
-        None => escape(output),
-        Some(Cut { head, omitted, tail }) => format!("{}{}{}", escape(head), markers::omitted(omitted), escape(tail)),
+        None => escape_into(output, out),
+        Some(Cut { head, omitted, tail }) => {
+            escape_into(head, out);
+            out.push_str(&markers::omitted(omitted));
+            escape_into(tail, out);
+        }
     }
 }
 
+/// About how long a message's block is, so it is written without growing.
+fn block_len(m: &Message) -> usize {
+    let part = |p: &Part| match p {
+        Part::Text(t) => t.text.len() + 16,
+        Part::Reasoning(r) => r.text.len() + 24,
+        Part::Tool(t) => {
+            let output = match &t.state {
+                ToolState::Completed { output, .. } => output.len().min(TOOL_OUTPUT_MAX_CHARS * 4 + 64),
+                ToolState::Error { error, .. } => error.len(),
+                _ => 0,
+            };
+            t.tool.len() + output + 128
+        }
+        _ => 64,
+    };
+    m.parts.iter().map(part).sum()
+}
+
 /// The block for one message, or `None` when it says nothing (compaction requests, summaries,
-/// errored answers, empty messages).
+/// errored answers, empty messages). Written in one string: each line is a marker and the escaped
+/// text, and a text of several parts is escaped part by part (escaping works line by line, so
+/// that is the escape of the parts joined).
 pub fn serialize_message(m: &Message) -> Option<String> {
     if m.compaction().is_some() || m.is_summary() || (m.is_assistant() && m.error.is_some()) {
         return None;
     }
-    let mut lines: Vec<String> = Vec::new();
+    let mut out = String::with_capacity(block_len(m));
     match m.role {
         Role::User | Role::System => {
             let label = if m.role == Role::User { "[User]: " } else { "[System]: " };
-            if let Some(text) = m.text() {
-                lines.push(format!("{label}{}", escape(&text)));
-            }
-            lines.extend(m.parts.iter().filter_map(|p| match p {
-                Part::File(f) => Some(attached(f)),
+            let mut texts = m.parts.iter().filter_map(|p| match p {
+                Part::Text(t) if !t.text.is_empty() => Some(t.text.as_str()),
                 _ => None,
-            }));
+            });
+            if let Some(first) = texts.next() {
+                line(&mut out, label);
+                escape_into(first, &mut out);
+                for t in texts {
+                    out.push('\n');
+                    escape_into(t, &mut out);
+                }
+            }
+            for p in &m.parts {
+                if let Part::File(f) = p {
+                    line(&mut out, &attached(f));
+                }
+            }
         }
         Role::Assistant => {
             for p in &m.parts {
                 match p {
-                    Part::Text(t) if !t.text.is_empty() => lines.push(format!("[Assistant]: {}", escape(&t.text))),
+                    Part::Text(t) if !t.text.is_empty() => {
+                        line(&mut out, "[Assistant]: ");
+                        escape_into(&t.text, &mut out);
+                    }
                     Part::Reasoning(r) if !r.text.is_empty() => {
-                        lines.push(format!("[Assistant reasoning]: {}", escape(&r.text)))
+                        line(&mut out, "[Assistant reasoning]: ");
+                        escape_into(&r.text, &mut out);
                     }
                     Part::Tool(t) => {
-                        let input = if t.state.input().is_null() { String::new() } else { t.state.input().to_string() };
-                        lines.push(format!("[Assistant tool call]: {}({})", escape(&t.tool), escape(&input)));
+                        line(&mut out, "[Assistant tool call]: ");
+                        escape_into(&t.tool, &mut out);
+                        out.push('(');
+                        if !t.state.input().is_null() {
+                            escape_into(&t.state.input().to_string(), &mut out);
+                        }
+                        out.push(')');
                         match &t.state {
-                            ToolState::Completed { compacted_at: Some(_), .. } => lines.push(format!(
-                                "[Tool result]: {}",
-                                escape(t.state.cleared_text().unwrap_or(markers::PRUNED))
-                            )),
+                            ToolState::Completed { compacted_at: Some(_), .. } => {
+                                line(&mut out, "[Tool result]: ");
+                                escape_into(t.state.cleared_text().unwrap_or(markers::PRUNED), &mut out);
+                            }
                             ToolState::Completed { output, attachments, .. } => {
-                                let mut out = cut_output(output);
+                                line(&mut out, "[Tool result]: ");
+                                cut_output(output, &mut out);
                                 for a in attachments.iter().flatten() {
                                     out.push('\n');
                                     out.push_str(&attached(a));
                                 }
-                                lines.push(format!("[Tool result]: {out}"));
                             }
-                            ToolState::Error { error, .. } => lines.push(format!("[Tool error]: {}", escape(error))),
+                            ToolState::Error { error, .. } => {
+                                line(&mut out, "[Tool error]: ");
+                                escape_into(error, &mut out);
+                            }
                             ToolState::Pending { .. } | ToolState::Running { .. } => {}
                         }
                     }
@@ -71,7 +125,7 @@ pub fn serialize_message(m: &Message) -> Option<String> {
             }
         }
     }
-    (!lines.is_empty()).then(|| lines.join("\n"))
+    (!out.is_empty()).then_some(out)
 }
 
 #[cfg(test)]

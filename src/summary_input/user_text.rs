@@ -2,9 +2,12 @@
 //! files, system reminders, slash-command output, notifications), and which of its sentences are
 //! constraints.
 
+use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use super::prefilter::folds_to_ascii;
 
 /// Blocks agents put into user messages that the user did not write: removed whole.
 static INJECTED_BLOCK: LazyLock<Regex> = LazyLock::new(|| {
@@ -39,31 +42,29 @@ static INJECTED_MESSAGE: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// Decodes the HTML entities transcripts carry (`&lt;`, `&amp;`, `&#39;`, `&#x2F;` ...).
-pub fn decode_entities(text: &str) -> String {
+pub fn decode_entities(text: &str) -> Cow<'_, str> {
     if !text.contains('&') {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     static ENTITY: LazyLock<Regex> =
         LazyLock::new(|| Regex::new(r"&(?:#(\d{1,7})|#[xX]([0-9a-fA-F]{1,6})|(lt|gt|amp|quot|apos|nbsp));").unwrap());
-    ENTITY
-        .replace_all(text, |c: &regex::Captures<'_>| {
-            let code = if let Some(d) = c.get(1) {
-                d.as_str().parse::<u32>().ok()
-            } else if let Some(h) = c.get(2) {
-                u32::from_str_radix(h.as_str(), 16).ok()
-            } else {
-                Some(match &c[3] {
-                    "lt" => '<' as u32,
-                    "gt" => '>' as u32,
-                    "amp" => '&' as u32,
-                    "quot" => '"' as u32,
-                    "apos" => '\'' as u32,
-                    _ => ' ' as u32,
-                })
-            };
-            code.and_then(char::from_u32).map_or_else(|| c[0].to_string(), String::from)
-        })
-        .into_owned()
+    ENTITY.replace_all(text, |c: &regex::Captures<'_>| {
+        let code = if let Some(d) = c.get(1) {
+            d.as_str().parse::<u32>().ok()
+        } else if let Some(h) = c.get(2) {
+            u32::from_str_radix(h.as_str(), 16).ok()
+        } else {
+            Some(match &c[3] {
+                "lt" => '<' as u32,
+                "gt" => '>' as u32,
+                "amp" => '&' as u32,
+                "quot" => '"' as u32,
+                "apos" => '\'' as u32,
+                _ => ' ' as u32,
+            })
+        };
+        code.and_then(char::from_u32).map_or_else(|| c[0].to_string(), String::from)
+    })
 }
 
 /// The text the user wrote, without injected blocks; `None` when nothing of the user's is left.
@@ -77,7 +78,7 @@ pub fn user_text(text: &str) -> Option<String> {
 }
 
 /// Sentences and lines of `text`, code blocks left out.
-pub fn sentences(text: &str) -> Vec<String> {
+pub fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut in_code = false;
     for line in text.lines() {
@@ -91,21 +92,20 @@ pub fn sentences(text: &str) -> Vec<String> {
         }
         let t = t.trim_start_matches(['-', '*', '>', '•']).trim_start();
         let mut start = 0;
-        let chars: Vec<(usize, char)> = t.char_indices().collect();
-        for (k, &(i, c)) in chars.iter().enumerate() {
-            let next_is_space = chars.get(k + 1).is_none_or(|&(_, n)| n.is_whitespace());
+        // The enders are ASCII, so no byte of theirs is inside another character.
+        for (i, b) in t.bytes().enumerate() {
             // A period ends a sentence before a space, not inside `lib/v2.ts` or `e.g.x`.
-            if matches!(c, '.' | '!' | '?' | ';') && next_is_space {
-                let s = t[start..i + c.len_utf8()].trim();
+            if matches!(b, b'.' | b'!' | b'?' | b';') && t[i + 1..].chars().next().is_none_or(char::is_whitespace) {
+                let s = t[start..=i].trim();
                 if !s.is_empty() {
-                    out.push(s.to_string());
+                    out.push(s);
                 }
-                start = i + c.len_utf8();
+                start = i + 1;
             }
         }
         let rest = t[start..].trim();
         if !rest.is_empty() {
-            out.push(rest.to_string());
+            out.push(rest);
         }
     }
     out
@@ -124,6 +124,19 @@ static MODAL: LazyLock<Regex> = LazyLock::new(|| {
 static DIRECTIVE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:(?:please|also|and|but|oh|ok|okay)[:,]?\s+)*(?:use|target|put|place|keep|stick|prefer|follow|support|leave|limit|avoid|name|store|respect|preserve|stay|require|write (?:it|them|everything|all|code|tests?) in|run (?:it|them|everything|tests?) (?:with|on|in|under)|match|reuse|pin)\s").unwrap()
 });
+
+/// Whether any sentence of `text` may be a constraint: a modal word, or a directive verb after a
+/// word boundary, somewhere in it. A sentence of [`sentences`] is bounded by characters that are
+/// not word characters, so a match in one is a match in the whole text: texts without one are
+/// not split at all.
+pub fn may_hold_constraint(text: &str) -> bool {
+    // The words of MODAL and DIRECTIVE after an ASCII word boundary, in an ASCII-lowercased copy
+    // (a boundary before a non-ASCII letter counts too, so this finds more, never less).
+    static HINT: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+        regex::bytes::Regex::new(r"(?-u)\b(?:never|always|must|don|do not|doesn|does not|should|only|keep|avoid|make sure|ensure|require|forbidden|not allowed|at most|at least|no more than|without|instead of|prefer|stick|use|target|put|place|follow|support|leave|limit|name|store|respect|preserve|stay|write|run|match|reuse|pin)").unwrap()
+    });
+    folds_to_ascii(text) || HINT.is_match(text.to_ascii_lowercase().as_bytes())
+}
 
 /// A sentence that constrains how the work is done: a statement (not a question) that uses a
 /// modal or limiting word ("never touch the migrations") or opens with a directive verb ("Target
