@@ -2,7 +2,7 @@
 //! `prune` marks tool outputs with `compactedAt`; `compaction` entries only say where to read
 //! (a load uses them before the replay).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::format::{self, CompactionRecord, Kind, Loc, PruneRecord};
 use crate::message::{Message, Part, ToolState};
@@ -62,17 +62,15 @@ fn decode_counted(line: &[u8], counter: Option<&Counter>) -> Decode {
 
 /// Parses lines on every core (the order of the results is the order of the lines).
 pub fn decode_all(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Decode> {
-    const MIN_PER_THREAD: usize = 64;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(lines.len().div_ceil(MIN_PER_THREAD))
-        .max(1);
+    // A thread is worth starting for this many bytes (a few ms of parsing): below, waking another
+    // core costs more than it saves, and on a busy machine it may not wake at once.
+    const MIN_PER_THREAD: usize = 1 << 20;
+    let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(total / MIN_PER_THREAD).max(1);
     if threads == 1 {
         return lines.iter().map(|(_, l)| decode_counted(l, counter)).collect();
     }
     // Split by bytes, not by lines: one long line should not leave a thread with all the work.
-    let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
     let share = total.div_ceil(threads);
     let mut chunks: Vec<&[(Loc, &[u8])]> = Vec::with_capacity(threads);
     let (mut start, mut acc) = (0, 0);
@@ -114,7 +112,7 @@ pub struct Replay {
     messages: Vec<Message>,
     /// Token counts of the messages as they stand (`None`: not counted, or changed since).
     counts: Vec<Option<MessageCount>>,
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
     lines: Vec<u64>,
     partial: bool,
     /// The newest pins: a `pins` line, or the snapshot a compaction request recorded.
@@ -299,9 +297,17 @@ mod tests {
 
     #[test]
     fn parallel_decoding_keeps_the_order() {
+        // Lines long enough (3 MB in all) to be shared between threads.
+        let long = |id: &str| {
+            let mut m = tool_msg(id);
+            let Part::Tool(t) = &mut m.parts[0] else { unreachable!() };
+            let ToolState::Completed { output, .. } = &mut t.state else { unreachable!() };
+            *output = "out ".repeat(750);
+            m
+        };
         let lines: Vec<Vec<u8>> = (0..1000)
             .map(|i| {
-                let mut l = format::encode_message(&tool_msg(&format!("m{i}")), None);
+                let mut l = format::encode_message(&long(&format!("m{i}")), None);
                 l.pop();
                 if i % 97 == 5 {
                     l.truncate(l.len() / 2);
@@ -316,7 +322,7 @@ mod tests {
         let serial: Vec<_> = refs.iter().map(|(_, l)| decode_counted(l, Some(&counter))).collect();
         assert_eq!(decode_all(&refs, Some(&counter)), serial);
         assert!(serial[5].0.is_err() && serial[5].1.is_none());
-        assert_eq!(serial[6].1, Some(counter.message(&tool_msg("m6"))));
+        assert_eq!(serial[6].1, Some(counter.message(&long("m6"))));
         assert!(decode_all(&refs, None).iter().all(|(_, count)| count.is_none()));
     }
 }
