@@ -62,9 +62,9 @@ fn decode_counted(line: &[u8], counter: Option<&Counter>) -> Decode {
 
 /// Parses lines on every core (the order of the results is the order of the lines).
 pub fn decode_all(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Decode> {
-    // A thread is worth starting for this many bytes (a few ms of parsing): below, waking another
-    // core costs more than it saves, and on a busy machine it may not wake at once.
-    const MIN_PER_THREAD: usize = 1 << 20;
+    // A thread is worth starting for this many bytes (most of a ms of parsing): below, waking
+    // another core costs about what it saves.
+    const MIN_PER_THREAD: usize = 256 << 10;
     let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(total / MIN_PER_THREAD).max(1);
     if threads == 1 {
