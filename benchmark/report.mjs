@@ -145,7 +145,7 @@ export function storeSection(st) {
     `contextfold: \`SessionStore.open(path)\` (a writer, as an agent resuming it; in brackets \`readOnly: true\`) + \`store.load(options).toModelMessages()\` + \`close()\`. pi ${versions.join(' and ')}: \`SessionManager.open(path)\` + \`buildSessionContext()\` + \`convertToLlm(messages)\`, ms and contextfold's speed-up (read-only in brackets). The same synthetic conversation in both formats (user turns, assistant steps with tool calls and 4–11 KB outputs); ms are medians of ` +
       `${st.runs} runs after a warm-up, each after a full GC and a turn of the event loop (finalizers run), file in the page cache; Node ${st.node}.`,
     '',
-    table(['session', 'tokenizer', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', ...versions.map((v) => `pi ${v}`), 'target'], rows, `lllrrr${'r'.repeat(versions.length)}l`),
+    table(['session', 'tokenizer', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', ...versions.map((v) => `pi ${v}`), `target (vs pi ${versions[0]})`], rows, `lllrrr${'r'.repeat(versions.length)}l`),
   ].join('\n')
 }
 
