@@ -12,6 +12,7 @@ import {
   MODEL,
   assistant,
   completed,
+  exact,
   expectCode,
   expectRejectCode,
   ids,
@@ -146,6 +147,38 @@ describe('SessionStore round trip', () => {
     store.prune(pruned)
     expect(store.loadAll()).toEqual(live.messages())
     expect(store.load(OPTS).context()).toEqual(live.context())
+  })
+
+  it('records the token counts of each message; a load uses them for its tokenizer only, and never when they do not fit', () => {
+    const path = newPath()
+    const store = SessionStore.open(path, { session: exact() })
+    const live = new Session({ ...exact(), compaction: { pruneProtect: 100, pruneMinimum: 10 } })
+    for (let i = 0; i < 6; i++) {
+      for (const m of [user(`u${i}`, words(80)), assistant(`a${i}`, [tool(`c${i}`, 'bash', completed(words(400)))], { finish: 'stop' })]) {
+        store.append(m)
+        live.append(m)
+      }
+    }
+    store.update(assistant('a5', 'rewritten', { finish: 'stop' }))
+    store.prune(live.prune())
+    const counts = readFileSync(path, 'utf8').split('\n').filter((l) => l.startsWith('{"type":"message"') || l.startsWith('{"type":"update"'))
+    expect(counts.length).toBe(13)
+    for (const l of counts) expect(JSON.parse(l).counts).toMatchObject({ tokenizer: 'o200k', version: 1 })
+    const fromScratch = (opts: SessionOptions) => Session.fromMessages(store.loadAll(), opts)
+    const same = (opts: SessionOptions) => {
+      const loaded = store.load(opts)
+      expect(loaded.breakdown()).toEqual(fromScratch(opts).breakdown())
+      expect(loaded.usage()).toEqual(fromScratch(opts).usage())
+    }
+    for (const tokenizer of ['o200k', 'cl100k', 'estimate'] as const) same({ model: MODEL, tokenizer })
+    // Counts changed on disk (the first part's total) are not believed.
+    store.close()
+    const text = readFileSync(path, 'utf8')
+    const forged = text.replace(/"parts":\[\[(\d+),/, (_, n) => `"parts":[[${Number(n) + 1000},`)
+    expect(forged).not.toBe(text)
+    writeFileSync(path, forged)
+    const reader = SessionStore.open(path, { readOnly: true })
+    expect(reader.load(exact()).breakdown()).toEqual(Session.fromMessages(reader.loadAll(), exact()).breakdown())
   })
 
   it('opens and loads off the JS thread', async () => {

@@ -1,12 +1,14 @@
 // Opening a long session and building the model context, contextfold's SessionStore vs pi's
-// SessionManager (npm @mariozechner/pi-coding-agent), on the same synthetic conversation written
-// in both formats: 10,000 messages, ~50 MB.
-//   (a) compacted several times, the context under 200k tokens
-//   (b) never compacted (the context is the whole file)
+// SessionManager (0.73.1, and on Node 22+ also 0.87.1: benchmark/pi-versions.mjs), on the same
+// synthetic conversation written in both formats: 10,000 messages, ~50 MB.
+//   (a) compacted several times, the context under 200k tokens (a Claude model: the estimate)
+//   (b) never compacted (the context is the whole file), with the estimate
+//   (c) the same with the exact o200k tokenizer (an OpenAI model)
 // contextfold: SessionStore.open(path) + store.load(options).toModelMessages()
 // pi:          SessionManager.open(path) + buildSessionContext() + convertToLlm(messages)
 // Run: node benchmark/store.mjs   (progress and a Markdown table on stderr, one JSON result on stdout;
-// also section 4 of `npm run bench`). Release build only: `npm run build` builds one.
+// also section 4 of `npm run bench`); `node scripts/with-node.mjs 24 node benchmark/store.mjs` adds
+// pi 0.87.1. Release build only: `npm run build` builds one.
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -15,14 +17,17 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { now, msSince, median, log, isMain } from './timing.mjs'
 import { rng } from './corpus-text.mjs'
+import { piVersions } from './pi-versions.mjs'
 
 const require = createRequire(import.meta.url)
 const { SessionStore, estimateTokens } = require('../native.js')
 
 export const MESSAGES = 10_000
-const RUNS = 7
+// Enough runs that a median of a few ms (the compacted case) holds on a shared machine.
+const RUNS = 15
 const MODEL = { providerID: 'anthropic', modelID: 'claude-sonnet-4-5', limit: { context: 200_000, output: 64_000 } }
 export const OPTIONS = { model: MODEL }
+const OPENAI = { providerID: 'openai', modelID: 'gpt-4o', limit: { context: 128_000, output: 16_384 } }
 const TOOLS = ['bash', 'read', 'grep', 'edit']
 
 
@@ -72,9 +77,9 @@ export function conversation({ compactAt }) {
 
 const T0 = 1_750_000_000_000
 
-/** Writes the conversation with contextfold's SessionStore. */
-export function writeContextfold(path, conv) {
-  const store = SessionStore.open(path, { durability: 'batch', batchEntries: 1_000, batchMs: 60_000, session: OPTIONS })
+/** Writes the conversation with contextfold's SessionStore (`options`: the session's, in the header). */
+export function writeContextfold(path, conv, options = OPTIONS) {
+  const store = SessionStore.open(path, { durability: 'batch', batchEntries: 1_000, batchMs: 60_000, session: options })
   const userID = (turn) => `u${turn}`
   let t = T0
   let count = 0
@@ -183,41 +188,51 @@ async function time(fn) {
 }
 
 async function main() {
-  const { SessionManager, convertToLlm } = await import('@mariozechner/pi-coding-agent')
+  const pis = await piVersions()
   const dir = mkdtempSync(join(tmpdir(), 'contextfold-bench-store-'))
   try {
     const cases = []
-    for (const [name, compactAt] of [
-      ['compacted', [600, 1200, 1800, 2470]],
-      ['uncompacted', []],
+    const piFiles = new Map()
+    for (const [name, compactAt, options] of [
+      ['compacted', [600, 1200, 1800, 2470], OPTIONS],
+      ['uncompacted', [], OPTIONS],
+      ['uncompacted-o200k', [], { model: OPENAI }],
     ]) {
       const conv = conversation({ compactAt })
       const cfPath = join(dir, `${name}.contextfold.jsonl`)
-      const piPath = join(dir, `${name}.pi.jsonl`)
-      const messages = writeContextfold(cfPath, conv)
-      const entries = writePi(piPath, conv)
+      const messages = writeContextfold(cfPath, conv, options)
+      const key = JSON.stringify(compactAt)
+      if (!piFiles.has(key)) {
+        const piPath = join(dir, `pi-${piFiles.size}.jsonl`)
+        piFiles.set(key, { path: piPath, entries: writePi(piPath, conv) })
+      }
+      const { path: piPath, entries } = piFiles.get(key)
       log(`  ${name}: ${messages} messages, contextfold ${(statSync(cfPath).size / 1e6).toFixed(1)} MB; pi ${entries} entries, ${(statSync(piPath).size / 1e6).toFixed(1)} MB`)
 
       const writer = await time(() => {
         const store = SessionStore.open(cfPath)
-        const session = store.load(OPTIONS)
+        const session = store.load(options)
         const out = session.toModelMessages()
         store.close()
-        return { out, length: session.length, tokens: session.usage().tokens }
+        return { out, length: session.length, tokens: session.usage().tokens, tokenizer: session.options.tokenizer }
       })
       const reader = await time(() => {
         const store = SessionStore.open(cfPath, { readOnly: true })
-        return store.load(OPTIONS).toModelMessages()
+        return store.load(options).toModelMessages()
       })
-      const pi = await time(() => {
-        const sm = SessionManager.open(piPath)
-        const ctx = sm.buildSessionContext()
-        return convertToLlm(ctx.messages)
-      })
+      const piRows = []
+      for (const { version, pi } of pis) {
+        const t = await time(() => {
+          const sm = pi.SessionManager.open(piPath)
+          const ctx = sm.buildSessionContext()
+          return pi.convertToLlm(ctx.messages)
+        })
+        piRows.push({ version, ms: t.ms, messages: t.out.length, contextMB: JSON.stringify(t.out).length / 1e6, ratio: t.ms / writer.ms, ratioReadOnly: t.ms / reader.ms })
+      }
       const contextChars = JSON.stringify(writer.out.out).length
-      const piChars = JSON.stringify(pi.out).length
       const r = {
         name,
+        tokenizer: writer.out.tokenizer,
         messages,
         fileMB: statSync(cfPath).size / 1e6,
         piFileMB: statSync(piPath).size / 1e6,
@@ -226,19 +241,16 @@ async function main() {
         contextTokens: writer.out.tokens,
         contextTokensEstimate: estimateTokens(JSON.stringify(writer.out.out)),
         modelMessages: writer.out.out.length,
-        piMessages: pi.out.length,
         contextMB: contextChars / 1e6,
-        piContextMB: piChars / 1e6,
         contextfoldMs: writer.ms,
         contextfoldReadOnlyMs: reader.ms,
-        piMs: pi.ms,
-        ratio: pi.ms / writer.ms,
-        ratioReadOnly: pi.ms / reader.ms,
+        pi: piRows,
       }
-      log(`    contextfold ${r.contextfoldMs.toFixed(1)} ms (read-only ${r.contextfoldReadOnlyMs.toFixed(1)} ms), pi ${r.piMs.toFixed(1)} ms: ${r.ratio.toFixed(1)}×; context ${r.modelMessages} model messages, ${r.contextTokens} tokens (pi ${r.piMessages} messages)`)
+      const vs = piRows.map((p) => `pi ${p.version} ${p.ms.toFixed(1)} ms: ${p.ratio.toFixed(1)}× (${p.ratioReadOnly.toFixed(1)}×)`).join('; ')
+      log(`    contextfold (${r.tokenizer}) ${r.contextfoldMs.toFixed(1)} ms (read-only ${r.contextfoldReadOnlyMs.toFixed(1)} ms); ${vs}; context ${r.modelMessages} model messages, ${r.contextTokens} tokens (pi ${piRows[0].messages} messages)`)
       cases.push(r)
     }
-    return { runs: RUNS, cases }
+    return { runs: RUNS, node: process.version, cases }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

@@ -155,4 +155,98 @@ mod tests {
         let e = err(json!({"id": "m", "role": "user", "parts": [{"type": "x"}]}));
         assert_eq!(e, "message \"m\": parts[0].id: missing or not a string");
     }
+
+    /// A part as JSON text, `type` first (as parts are written), with optional fields and fields
+    /// of its own.
+    fn part_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let text = "(?s).{0,40}";
+        let extra =
+            prop::option::of(("[a-z]{1,6}", prop_oneof![Just(json!(1.5)), Just(json!(null)), Just(json!([1, "x"]))]));
+        (
+            0usize..7,
+            text,
+            text,
+            extra,
+            prop::option::of(any::<f64>().prop_filter("finite", |f| f.is_finite())),
+            any::<bool>(),
+        )
+            .prop_map(|(kind, a, b, extra, at, flag)| {
+                let mut fields = serde_json::Map::new();
+                let kinds = ["text", "reasoning", "tool", "file", "compaction", "step-start", "text"];
+                fields.insert("type".into(), json!(kinds[kind]));
+                fields.insert("id".into(), json!(format!("p{a}")));
+                match kind {
+                    0 | 1 => {
+                        fields.insert("text".into(), json!(b));
+                        if flag {
+                            fields.insert("synthetic".into(), json!(true));
+                        }
+                    }
+                    2 => {
+                        fields.insert("callID".into(), json!("c"));
+                        fields.insert("tool".into(), json!("bash"));
+                        let mut state =
+                            json!({"status": if flag { "completed" } else { "error" }, "input": {"cmd": a}});
+                        if flag {
+                            state["output"] = json!(b);
+                            if let Some(t) = at {
+                                state["compactedAt"] = json!(t);
+                            }
+                        } else {
+                            state["error"] = json!(b);
+                        }
+                        fields.insert("state".into(), state);
+                    }
+                    3 => {
+                        fields.insert("mime".into(), json!("text/plain"));
+                        fields.insert("url".into(), json!(b));
+                    }
+                    4 => {
+                        fields.insert("auto".into(), json!(flag));
+                        fields.insert("tailStartID".into(), json!(b));
+                    }
+                    // Missing fields: the error must be the one a `Value` gives.
+                    6 if flag => {}
+                    _ => {
+                        fields.insert("text".into(), json!(b));
+                    }
+                }
+                if let Some((k, v)) = extra {
+                    fields.insert(k, v);
+                }
+                // `type` first: the order parts are written in.
+                let mut out = String::from("{");
+                for (i, (k, v)) in fields.iter().filter(|(k, _)| *k != "type").enumerate() {
+                    if i == 0 {
+                        out.push_str(&format!("\"type\":{},", fields["type"]));
+                    } else {
+                        out.push(',');
+                    }
+                    out.push_str(&format!("{}:{v}", json!(k)));
+                }
+                out.push('}');
+                out
+            })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn parts_read_straight_are_the_parts_read_through_a_value(text in part_text()) {
+            let straight = serde_json::from_str::<Part>(&text).map_err(|e| e.to_string());
+            let through = parse_part(serde_json::from_str(&text).unwrap());
+            proptest::prop_assert_eq!(straight.is_ok(), through.is_ok(), "{}: {:?} / {:?}", text, straight, through);
+            if let (Ok(a), Ok(b)) = (straight, through) {
+                proptest::prop_assert_eq!(a, b);
+            }
+        }
+    }
+
+    #[test]
+    fn a_second_type_is_refused_and_a_non_object_named() {
+        let e = serde_json::from_str::<Part>(r#"{"type":"text","id":"a","text":"x","type":"text"}"#).unwrap_err();
+        assert!(e.to_string().contains("duplicate field `type`"), "{e}");
+        let e = serde_json::from_str::<Part>(r#""text""#).unwrap_err();
+        assert!(e.to_string().starts_with(": expected an object, got a string"), "{e}");
+    }
 }

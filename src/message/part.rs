@@ -143,6 +143,18 @@ pub enum Part {
 }
 
 impl Part {
+    /// The fields of a known kind of part kept as they came.
+    fn extra(&self) -> Option<&Map<String, Value>> {
+        match self {
+            Part::Text(p) => Some(&p.extra),
+            Part::Reasoning(p) => Some(&p.extra),
+            Part::Tool(p) => Some(&p.extra),
+            Part::File(p) => Some(&p.extra),
+            Part::Compaction(p) => Some(&p.extra),
+            Part::Other(_) => None,
+        }
+    }
+
     pub fn id(&self) -> &str {
         match self {
             Part::Text(p) => &p.id,
@@ -180,6 +192,88 @@ impl Serialize for Part {
 
 impl<'de> Deserialize<'de> for Part {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        super::parse::parse_part(Value::deserialize(d)?).map_err(serde::de::Error::custom)
+        d.deserialize_any(PartVisitor)
+    }
+}
+
+/// Reads a part. A part whose first key is `type`, of a known kind (every part a store line
+/// holds), is read straight into its fields; any other goes through a `Value` (`parse_part`),
+/// which gives the same part, and says what is wrong with a bad one.
+struct PartVisitor;
+
+impl PartVisitor {
+    fn not_an_object<E: serde::de::Error>(kind: &str) -> Result<Part, E> {
+        Err(E::custom(format!(": expected an object, got {kind}")))
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for PartVisitor {
+    type Value = Part;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a message part")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Part, A::Error> {
+        use serde::de::value::MapAccessDeserializer;
+        use serde::de::Error;
+        let first: Option<String> = map.next_key()?;
+        let mut whole = Map::new();
+        if let Some(key) = first {
+            let value: Value = map.next_value()?;
+            if key == "type" {
+                let direct = |ty: &str, map: A| -> Result<Part, A::Error> {
+                    let rest = MapAccessDeserializer::new(map);
+                    let part = match ty {
+                        "text" => Part::Text(TextPart::deserialize(rest)?),
+                        "reasoning" => Part::Reasoning(ReasoningPart::deserialize(rest)?),
+                        "tool" => Part::Tool(ToolPart::deserialize(rest)?),
+                        "file" => Part::File(FilePart::deserialize(rest)?),
+                        _ => Part::Compaction(CompactionPart::deserialize(rest)?),
+                    };
+                    // A second `type` would land among the fields kept as they came.
+                    if part.extra().is_some_and(|e| e.contains_key("type")) {
+                        return Err(A::Error::custom("duplicate field `type`"));
+                    }
+                    Ok(part)
+                };
+                if let Some(ty @ ("text" | "reasoning" | "tool" | "file" | "compaction")) = value.as_str() {
+                    return direct(ty, map);
+                }
+            }
+            whole.insert(key, value);
+        }
+        while let Some((key, value)) = map.next_entry::<String, Value>()? {
+            whole.insert(key, value);
+        }
+        super::parse::parse_part(Value::Object(whole)).map_err(A::Error::custom)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, _: A) -> Result<Part, A::Error> {
+        Self::not_an_object("an array")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Part, E> {
+        Self::not_an_object("a string")
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Part, E> {
+        Self::not_an_object("a boolean")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Part, E> {
+        Self::not_an_object("a number")
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Part, E> {
+        Self::not_an_object("a number")
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Part, E> {
+        Self::not_an_object("a number")
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Part, E> {
+        Self::not_an_object("null")
     }
 }

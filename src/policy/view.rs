@@ -10,6 +10,7 @@
 //! storage position instead and shows an earlier summary again in the middle of a tail.)
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 
 use crate::message::Message;
 
@@ -55,16 +56,20 @@ pub struct Base {
 
 impl View {
     /// Computes the view of `len` messages. `index` maps message ids to positions.
-    pub fn compute<'a>(len: usize, message: &impl Fn(usize) -> &'a Message, index: &HashMap<String, usize>) -> View {
+    pub fn compute<'a, S: BuildHasher>(
+        len: usize,
+        message: &impl Fn(usize) -> &'a Message,
+        index: &HashMap<String, usize, S>,
+    ) -> View {
         View::compute_from(&Base::default(), len, message, index)
     }
 
     /// Computes the view of `len` messages, the first `base.len` of them as `base` says.
-    pub fn compute_from<'a>(
+    pub fn compute_from<'a, S: BuildHasher>(
         base: &Base,
         len: usize,
         message: &impl Fn(usize) -> &'a Message,
-        index: &HashMap<String, usize>,
+        index: &HashMap<String, usize, S>,
     ) -> View {
         let mut order: Vec<usize> = Vec::with_capacity(len);
         order.extend_from_slice(&base.order);

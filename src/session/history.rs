@@ -1,4 +1,4 @@
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::fenwick::Fenwick;
 use super::pins::{new_pin_id, pins_of, readable_text, Pin};
@@ -23,7 +23,8 @@ pub struct History {
     pub(super) opts: SessionOptions,
     pub(super) counter: Counter,
     pub(super) entries: Vec<Entry>,
-    index: HashMap<String, usize>,
+    /// Positions by message id (Fx: ids are hashed once per message a load reads).
+    index: FxHashMap<String, usize>,
     pub(super) sums: Fenwick,
     /// Prefix sums of each message's tokens by kind (`breakdown`).
     pub(super) kinds: Fenwick<Breakdown>,
@@ -65,7 +66,7 @@ impl History {
             opts,
             counter,
             entries: Vec::new(),
-            index: HashMap::new(),
+            index: FxHashMap::default(),
             sums: Fenwick::default(),
             kinds: Fenwick::default(),
             growth: Fenwick::default(),
@@ -125,7 +126,7 @@ impl History {
         }
         let mut h = History::new(opts)?;
         h.base = base;
-        let mut index = HashMap::with_capacity(messages.len());
+        let mut index = FxHashMap::with_capacity_and_hasher(messages.len(), Default::default());
         for (i, m) in messages.iter().enumerate() {
             if let Some(prev) = index.insert(m.id.clone(), i) {
                 return Err(CfError::new(
@@ -135,7 +136,10 @@ impl History {
             }
         }
         let counter = h.counter;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+        // Threads only when there is counting to share: a store load finds most counts recorded.
+        let missing = (0..len).filter(|&i| counts.get(i).is_none_or(Option::is_none)).count();
+        let threads =
+            if missing < CHUNK { 1 } else { std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) };
         let per_thread = messages.len().div_ceil(threads).max(CHUNK);
         let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
         let mut counts = counts.into_iter();

@@ -2,19 +2,23 @@
 //!
 //! ```text
 //! {"type":"header","version":1,"id":"…","created":1700000000000,"session":{…}}
-//! {"type":"message","message":{…}}
-//! {"type":"update","message":{…}}
+//! {"type":"message","message":{…},"counts":{…}}
+//! {"type":"update","message":{…},"counts":{…}}
 //! {"type":"prune","compactedAt":1700000000000,"messageIDs":["m3"],"prunedPartIDs":["p7"]}
 //! {"type":"compaction","line":42,"request":{…},"summary":{…},"tail":{…},"head":{…},…}
 //! ```
 //!
 //! Lines are numbered from 1 (the header); offsets are byte offsets of a line's first byte.
+//! `counts` (the message's token counts, see `counts`) is there when the writer had a counter.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::counts::{self, Recorded};
 use crate::message::{check_message, Message};
 use crate::session::Pin;
+use crate::tokens::Counter;
 
 /// The format version this code writes and reads.
 pub const VERSION: u64 = 1;
@@ -212,7 +216,7 @@ fn describe_json_error(line: &[u8], e: &serde_json::Error) -> String {
 }
 
 /// Deserializes a line into `T`, with the path of the problem in the error text.
-fn parse<T: serde::de::DeserializeOwned>(line: &[u8]) -> Result<T, String> {
+fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
     // Lines are almost always good: parse them plainly, and again with path tracking only to say
     // what is wrong with a bad one.
     if let Ok(value) = serde_json::from_slice(line) {
@@ -245,18 +249,20 @@ pub fn parse_header(line: &[u8]) -> Result<Header, String> {
     Ok(header)
 }
 
-/// The message of a `message` or `update` line, validated like an appended message, and the
-/// line's `view` mark.
-pub fn parse_message_line(line: &[u8]) -> Result<(Message, bool), String> {
+/// The message of a `message` or `update` line, validated like an appended message, the line's
+/// `view` mark, and the counts it records (unchecked).
+pub fn parse_message_line(line: &[u8]) -> Result<(Message, bool, Option<Recorded<'_>>), String> {
     #[derive(Deserialize)]
-    struct Line {
+    struct Line<'a> {
         #[serde(default)]
         view: bool,
         message: Message,
+        #[serde(default, borrow)]
+        counts: Option<&'a RawValue>,
     }
-    let Line { view, message } = parse(line)?;
+    let Line { view, message, counts } = parse(line)?;
     check_message(&message, "message").map_err(|e| e.message)?;
-    Ok((message, view))
+    Ok((message, view, counts.and_then(|c| Recorded::find(line, c))))
 }
 
 pub fn parse_prune(line: &[u8]) -> Result<PruneRecord, String> {
@@ -306,16 +312,6 @@ struct Tagged<'a, T: Serialize> {
     body: &'a T,
 }
 
-#[derive(Serialize)]
-struct MessageLine<'a> {
-    #[serde(rename = "type")]
-    ty: &'static str,
-    /// On updates of compaction requests and summaries (before or after): the view may change.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    view: bool,
-    message: &'a Message,
-}
-
 fn finish(mut bytes: Vec<u8>) -> Vec<u8> {
     bytes.push(b'\n');
     bytes
@@ -330,13 +326,28 @@ pub fn encode_header(h: &Header) -> Vec<u8> {
     encode("header", h)
 }
 
-pub fn encode_message(message: &Message) -> Vec<u8> {
-    finish(serde_json::to_vec(&MessageLine { ty: "message", view: false, message }).expect("messages serialize"))
+/// `{"type":…,"message":…}`, with the message's counts by `counter` last when there is one.
+fn message_line(prefix: &[u8], message: &Message, counter: Option<&Counter>) -> Vec<u8> {
+    let mut out = prefix.to_vec();
+    // Serializing a message to memory cannot fail: its maps have string keys, its floats are finite.
+    serde_json::to_writer(&mut out, message).expect("messages serialize");
+    if let Some(counter) = counter {
+        let tail = counts::encode(&out[prefix.len()..], counter, &counter.message(message).0);
+        out.extend_from_slice(&tail);
+    }
+    out.push(b'}');
+    finish(out)
+}
+
+pub fn encode_message(message: &Message, counter: Option<&Counter>) -> Vec<u8> {
+    message_line(b"{\"type\":\"message\",\"message\":", message, counter)
 }
 
 /// An update; `view` marks one of a compaction request or summary (before or after it).
-pub fn encode_update(message: &Message, view: bool) -> Vec<u8> {
-    finish(serde_json::to_vec(&MessageLine { ty: "update", view, message }).expect("messages serialize"))
+pub fn encode_update(message: &Message, view: bool, counter: Option<&Counter>) -> Vec<u8> {
+    let prefix: &[u8] =
+        if view { b"{\"type\":\"update\",\"view\":true,\"message\":" } else { b"{\"type\":\"update\",\"message\":" };
+    message_line(prefix, message, counter)
 }
 
 pub fn encode_prune(p: &PruneRecord) -> Vec<u8> {
@@ -360,8 +371,8 @@ mod tests {
                 .unwrap();
         let lines = [
             encode_header(&Header { version: VERSION, id: "s".into(), created: 1, session: None }),
-            encode_message(&m),
-            encode_update(&m, true),
+            encode_message(&m, None),
+            encode_update(&m, true, None),
             encode_prune(&PruneRecord::default()),
             encode_compaction(&CompactionRecord { line: 3, ..Default::default() }),
         ];
@@ -373,8 +384,8 @@ mod tests {
         }
         assert!(lines[4].starts_with(COMPACTION_PREFIX));
         let back = parse_message_line(&lines[1][..lines[1].len() - 1]).unwrap();
-        assert_eq!(back, (m.clone(), false));
-        assert_eq!(parse_message_line(&lines[2][..lines[2].len() - 1]).unwrap(), (m, true));
+        assert_eq!(back, (m.clone(), false, None));
+        assert_eq!(parse_message_line(&lines[2][..lines[2].len() - 1]).unwrap(), (m, true, None));
         assert!(lines[2].starts_with(b"{\"type\":\"update\",\"view\":true,"));
     }
 

@@ -75,6 +75,8 @@ impl<'f> LineChunks<'f> {
             let n = (self.end - self.pos).min(self.size as u64);
             let mut f = self.file;
             f.seek(SeekFrom::Start(self.pos))?;
+            // Room for the whole piece first: growing into it would copy the buffer again.
+            self.buf.reserve(n as usize);
             if f.take(n).read_to_end(&mut self.buf)? as u64 != n {
                 return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the file is shorter than expected"));
             }

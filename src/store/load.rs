@@ -108,7 +108,7 @@ const CHUNK: usize = 4 << 20;
 pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool, counter: Option<&Counter>) -> Result<Loaded> {
     let mut reading = Reading { path, recover, warnings: Vec::new() };
     let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
-    let mut replay = Replay::new(false);
+    let mut replay = Replay::new(false, counter);
     let mut count = 0;
     while let Some(lines) = chunks.next_lines().map_err(|e| io_error(path, &e))? {
         count += lines.len() as u64;
@@ -251,7 +251,7 @@ pub fn tail_first(
         return Ok(None);
     }
     let refs: Vec<(Loc, &[u8])> = lines.iter().map(|(loc, l)| (*loc, l.as_slice())).collect();
-    let mut replay = Replay::new(true);
+    let mut replay = Replay::new(true, counter);
     for ((loc, _), decoded) in refs.iter().zip(decode_all(&refs, counter)) {
         if loc.offset > at.offset && matches!(decoded.0, Ok(Decoded::Update(_, true))) {
             return Ok(None);

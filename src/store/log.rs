@@ -10,6 +10,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::counts::writer_counter;
 use super::file_index::{is_structural, skeleton, Index, Scanned};
 use super::format::{self, CompactionRecord, Header, Loc, PruneRecord, VERSION};
 use super::load::{tail_first, Loaded, OwnedLines, Reading, Source};
@@ -57,6 +58,8 @@ pub struct LogWriter {
     pending: Vec<Vec<u8>>,
     /// Entries the scan could not read (loads report them too).
     pub warnings: Vec<Warning>,
+    /// What counts each message written: the header's session options' counter.
+    counter: Option<Counter>,
 }
 
 impl LogWriter {
@@ -65,7 +68,7 @@ impl LogWriter {
         let Some(first) = entries.first() else {
             return Err(corrupt(label, 1, "no header"));
         };
-        parse_header(label, first)?;
+        let header = parse_header(label, first)?;
         let mut out = Scanned { lines: 1, ..Default::default() };
         for (k, entry) in entries.iter().enumerate().skip(1) {
             let n = k as u64 + 1;
@@ -80,6 +83,7 @@ impl LogWriter {
             written: out.latest.map(|r| r.body()).unwrap_or_default(),
             pending: Vec::new(),
             warnings: out.warnings,
+            counter: writer_counter(header.session.as_ref()),
         };
         let mut owed = Vec::new();
         w.record_view(out.stale, &mut owed);
@@ -116,7 +120,7 @@ impl LogWriter {
     pub fn append(&mut self, msg: &Message) -> Result<Vec<Vec<u8>>> {
         self.index.check_append(msg)?;
         let mut out = self.start();
-        let at = self.push(&mut out, format::encode_message(msg));
+        let at = self.push(&mut out, format::encode_message(msg, self.counter.as_ref()));
         self.index.on_message(at, at.offset + 1, skeleton(msg));
         if is_structural(msg) {
             self.record_view(false, &mut out);
@@ -128,7 +132,7 @@ impl LogWriter {
     pub fn update(&mut self, msg: &Message) -> Result<Vec<Vec<u8>>> {
         let view = self.index.check_update(msg)?;
         let mut out = self.start();
-        let at = self.push(&mut out, format::encode_update(msg, view));
+        let at = self.push(&mut out, format::encode_update(msg, view, self.counter.as_ref()));
         self.index.on_update(at, skeleton(msg));
         if view {
             self.record_view(true, &mut out);
@@ -209,7 +213,7 @@ pub fn load_full(label: &str, entries: &[&[u8]], counter: Option<&Counter>) -> R
     let path = Path::new(label);
     let mut reading = Reading { path, recover: false, warnings: Vec::new() };
     let lines: Vec<(Loc, &[u8])> = entries.iter().enumerate().map(|(k, e)| (loc(k as u64 + 2), *e)).collect();
-    let mut replay = Replay::new(false);
+    let mut replay = Replay::new(false, counter);
     for ((at, _), decoded) in lines.iter().zip(decode_all(&lines, counter)) {
         reading.apply(&mut replay, *at, decoded)?;
     }

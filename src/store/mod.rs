@@ -2,6 +2,7 @@
 //! loaded tail-first so opening a long compacted session costs what its context costs.
 //!
 //! - `format`: the lines (header, `message`, `update`, `prune`, `compaction`)
+//! - `counts`: the token counts a message line carries, and when a load may use them
 //! - `lines`: layout of a file, regions, the backward scan to the latest compaction entry
 //! - `replay`: entries applied in order give the messages
 //! - `load`: full and tail-first loads
@@ -11,6 +12,7 @@
 //! - `session_store`: `SessionStore`, tying them together
 //! - `log`: the same entries kept in a database (the caller does the I/O)
 
+mod counts;
 mod durability;
 mod file_index;
 mod format;

@@ -1,15 +1,20 @@
 //! Property: on random sequences of appends, updates, prunes, compactions (full and partial,
 //! completed or not, completed later or failed later) and reopenings, a tail-first load shows
-//! exactly what a full load shows, and the full load is the sequence applied in memory.
+//! exactly what a full load shows, and the full load is the sequence applied in memory. Whatever
+//! counter wrote the token counts the lines carry (or none), a load with any counter counts as a
+//! load from scratch does, also after the counts or the messages beside them were corrupted.
+
+use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::format::PruneRecord;
 use super::tests::{full_view, msg, opts, request, summary, user};
 use super::{header_entry, load_full, load_tail, plan, LogWriter, OpenOptions, SessionStore};
 use crate::message::{Message, Part, ToolState};
-use crate::session::History;
+use crate::policy::parse_options;
+use crate::session::{History, SessionOptions};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -66,8 +71,82 @@ impl Model {
     }
 }
 
-fn open(path: &std::path::Path) -> SessionStore {
-    SessionStore::open(path, OpenOptions::default()).unwrap()
+/// Session options of every counter: each tokenizer, and one that cuts tool outputs and prices
+/// images differently.
+fn counting() -> Vec<Value> {
+    let model = json!({"limit": {"context": 100000}});
+    let mut out: Vec<Value> =
+        ["estimate", "o200k", "cl100k"].iter().map(|t| json!({"model": model, "tokenizer": t})).collect();
+    out.push(
+        json!({"model": model, "tokenizer": "o200k", "compaction": {"toolOutputMaxChars": 300, "imageTokens": 500}}),
+    );
+    out
+}
+
+fn session_options(v: &Value) -> SessionOptions {
+    parse_options("session", v.clone()).unwrap()
+}
+
+/// The writer's session options: one of `counting()`, or none (lines without counts).
+fn writer_session(writer: usize) -> Option<Value> {
+    counting().get(writer).cloned()
+}
+
+fn open(path: &Path, writer: usize) -> SessionStore {
+    SessionStore::open(path, OpenOptions { session: writer_session(writer), ..Default::default() }).unwrap()
+}
+
+fn counts_of(h: &History) -> Vec<(Message, Vec<crate::tokens::PartCount>, u64)> {
+    h.entries().iter().map(|e| (e.msg.clone(), e.parts.clone(), e.tokens)).collect()
+}
+
+/// With each of `counters`, a store's load (recorded counts where they apply) counts its
+/// messages as a history built from the same messages does.
+fn counts_as_from_scratch(path: &Path, recover: bool, counters: &[Value]) {
+    for o in counters.iter().map(session_options) {
+        let reader = SessionStore::open(path, OpenOptions { read_only: true, recover, ..Default::default() }).unwrap();
+        let loader = reader.loader().unwrap();
+        let counted = loader.history(Some(o.clone()), &|| false).unwrap();
+        let loaded = loader.context_messages().unwrap();
+        let scratch =
+            History::from_messages_at(loaded.messages, loaded.base.unwrap_or_default(), o, &|| false).unwrap();
+        assert_eq!(counts_of(&counted), counts_of(&scratch));
+    }
+}
+
+/// Changes the alphanumeric bytes `edits` pick among those of the message lines (the message and
+/// its recorded counts), each into another of its kind: digits stay non-zero digits, letters
+/// letters, so every line is still JSON.
+fn corrupt(path: &Path, edits: &[(usize, u8)]) {
+    let mut bytes = std::fs::read(path).unwrap();
+    let mut candidates = Vec::new();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            let line = &bytes[start..i];
+            if let Some(body) = [&b"{\"type\":\"message\",\"message\":"[..], b"{\"type\":\"update\","]
+                .iter()
+                .find(|p| line.starts_with(p))
+                .map(|p| start + p.len())
+            {
+                candidates.extend((body..i).filter(|&k| bytes[k].is_ascii_alphanumeric()));
+            }
+            start = i + 1;
+        }
+    }
+    if candidates.is_empty() {
+        return;
+    }
+    for &(pick, by) in edits {
+        let k = candidates[pick % candidates.len()];
+        let b = bytes[k];
+        bytes[k] = match b {
+            b'0'..=b'9' => b'1' + (b - b'0' + 1 + by % 8) % 9,
+            b'a'..=b'z' => b'a' + (b - b'a' + 1 + by % 25) % 26,
+            _ => b'A' + (b - b'A' + 1 + by % 25) % 26,
+        };
+    }
+    std::fs::write(path, bytes).unwrap();
 }
 
 /// The same session as a log in memory (what a database backend holds), written through `LogWriter`.
@@ -77,8 +156,8 @@ struct MemLog {
 }
 
 impl MemLog {
-    fn new() -> MemLog {
-        let entries = vec![header_entry("s", 1, None)];
+    fn new(writer: usize) -> MemLog {
+        let entries = vec![header_entry("s", 1, writer_session(writer))];
         let writer = LogWriter::from_entries("log", &[&entries[0]]).unwrap();
         MemLog { entries, writer }
     }
@@ -106,17 +185,30 @@ impl MemLog {
         load_tail("log", fetched, at as u64 + 1, None).unwrap()
     }
 
+    /// A full load with each of `counters` counts as a history built from the same messages does.
+    fn counts_as_from_scratch(&self, counters: &[Value]) {
+        let refs: Vec<&[u8]> = self.entries[1..].iter().map(|e| e.as_slice()).collect();
+        for o in counters.iter().map(session_options) {
+            let loaded = load_full("log", &refs, Some(&o.counter().unwrap())).unwrap();
+            let counted = loaded.into_history(o.clone(), &|| false).unwrap();
+            let messages = counted.entries().iter().map(|e| e.msg.clone()).collect();
+            assert_eq!(counts_of(&counted), counts_of(&History::from_messages(messages, o, &|| false).unwrap()));
+        }
+    }
+
     fn load_all(&self) -> Vec<Message> {
         let refs: Vec<&[u8]> = self.entries[1..].iter().map(|e| e.as_slice()).collect();
         load_full("log", &refs, None).unwrap().messages
     }
 }
 
-fn run(ops: &[Op]) {
+/// Applies `ops` to a store whose writer counts with `counting()[writer]` (none past its end) and
+/// to a log, checking both after each one; the file stays in the directory returned.
+fn run(ops: &[Op], writer: usize) -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    let mut store = open(&path);
-    let mut log = MemLog::new();
+    let mut store = open(&path, writer);
+    let mut log = MemLog::new(writer);
     let mut model = Model::default();
     let mut seq = 0usize;
     let mut last_summary: Option<(String, String, bool)> = None;
@@ -202,7 +294,7 @@ fn run(ops: &[Op]) {
             }
             Op::Reopen => {
                 store.close().unwrap();
-                store = open(&path);
+                store = open(&path, writer);
                 log.reopen();
             }
         }
@@ -216,9 +308,11 @@ fn run(ops: &[Op]) {
             History::from_messages_at(loaded.messages, loaded.base.unwrap_or_default(), opts(), &|| false).unwrap();
         // A store's own load counts messages as it parses them, updates and prunes applied.
         let counted = reader.loader().unwrap().history(Some(opts()), &|| false).unwrap();
-        let counts =
-            |h: &History| h.entries().iter().map(|e| (e.msg.clone(), e.parts.clone(), e.tokens)).collect::<Vec<_>>();
-        assert_eq!(counts(&counted), counts(&tail_first));
+        assert_eq!(counts_of(&counted), counts_of(&tail_first));
+        // The writer's own counter is the one that finds its counts recorded (and keeps them
+        // through prunes); every counter is checked at the end.
+        let own: Vec<Value> = writer_session(writer).into_iter().collect();
+        counts_as_from_scratch(&path, false, &own);
         let full = History::from_messages(model.messages.clone(), opts(), &|| false).unwrap();
         let shown: Vec<Message> = tail_first.visible().into_iter().map(|e| e.msg.clone()).collect();
         assert_eq!(shown, full_view(model.messages.clone()));
@@ -230,6 +324,7 @@ fn run(ops: &[Op]) {
         }
         // The log gives the same: every message in full, and tail-first what the file shows.
         assert_eq!(log.load_all(), model.messages);
+        log.counts_as_from_scratch(&own);
         let from_log = log.load_tail();
         assert_eq!(from_log.is_some(), was_tail_first);
         if let Some(l) = from_log {
@@ -255,6 +350,10 @@ fn run(ops: &[Op]) {
             assert_eq!(a.usage(), b.usage());
         }
     }
+    store.close().unwrap();
+    counts_as_from_scratch(&path, false, &counting());
+    log.counts_as_from_scratch(&counting());
+    (dir, path)
 }
 
 proptest! {
@@ -265,8 +364,19 @@ proptest! {
     })]
 
     #[test]
-    fn tail_first_loads_show_what_full_loads_show(ops in prop::collection::vec(op(), 1..40)) {
-        run(&ops);
+    fn tail_first_loads_show_what_full_loads_show(ops in prop::collection::vec(op(), 1..40), writer in 0usize..6) {
+        run(&ops, writer);
+    }
+
+    #[test]
+    fn corrupted_counts_never_change_what_a_load_counts(
+        ops in prop::collection::vec(op(), 1..25),
+        writer in 0usize..4,
+        edits in prop::collection::vec((any::<usize>(), any::<u8>()), 1..6),
+    ) {
+        let (_dir, path) = run(&ops, writer);
+        corrupt(&path, &edits);
+        counts_as_from_scratch(&path, true, &counting());
     }
 }
 
@@ -288,5 +398,7 @@ fn a_long_sequence_with_many_compactions() {
             _ => Op::Reopen,
         });
     }
-    run(&ops);
+    for writer in [0, 1, 4] {
+        run(&ops, writer);
+    }
 }

@@ -2,12 +2,12 @@
 //! `prune` marks tool outputs with `compactedAt`; `compaction` entries only say where to read
 //! (a load uses them before the replay).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use super::format::{self, CompactionRecord, Kind, Loc, PruneRecord};
 use crate::message::{Message, Part, ToolState};
 use crate::session::{recorded_pins, Pin};
-use crate::tokens::{Counter, MessageCount};
+use crate::tokens::{message_total, Counter, MessageCount};
 
 /// One line, parsed.
 #[derive(Clone, Debug, PartialEq)]
@@ -25,46 +25,52 @@ pub enum Decoded {
 
 /// Parses one line (no `\n`). The error says what is wrong with it.
 pub fn decode(line: &[u8]) -> Result<Decoded, String> {
-    Ok(match format::kind(line)? {
-        Kind::Header => Decoded::Header,
-        Kind::Message => Decoded::Message(format::parse_message_line(line)?.0),
-        Kind::Update => {
-            let (m, view) = format::parse_message_line(line)?;
-            Decoded::Update(m, view)
-        }
-        Kind::Prune => Decoded::Prune(format::parse_prune(line)?),
-        Kind::Compaction => Decoded::Compaction(format::parse_compaction(line)?),
-        Kind::Pins => Decoded::Pins(format::parse_pins(line)?),
-        Kind::Unknown => Decoded::Unknown,
-    })
+    decode_counted(line, None).0
 }
 
-/// A parsed line, and with a counter its message's token counts (counted by the thread that
-/// parsed it, while its text is in that core's cache).
+/// A parsed line, and with a counter its message's token counts: those the line records when
+/// they are the counter's (see `counts`), else counted by the thread that parsed it, while its
+/// text is in that core's cache.
 pub type Decode = (Result<Decoded, String>, Option<MessageCount>);
 
 fn decode_counted(line: &[u8], counter: Option<&Counter>) -> Decode {
-    let decoded = decode(line);
-    let count = match (&decoded, counter) {
-        (Ok(Decoded::Message(m) | Decoded::Update(m, _)), Some(c)) => Some(c.message(m)),
-        _ => None,
+    let message = |line| -> Result<(Message, bool, Option<MessageCount>), String> {
+        let (m, view, recorded) = format::parse_message_line(line)?;
+        let count = counter.map(|c| recorded.and_then(|r| r.counts(c, &m)).unwrap_or_else(|| c.message(&m)));
+        Ok((m, view, count))
     };
-    (decoded, count)
+    let kind = match format::kind(line) {
+        Ok(k) => k,
+        Err(e) => return (Err(e), None),
+    };
+    let decoded = match kind {
+        Kind::Message | Kind::Update => {
+            return match message(line) {
+                Ok((m, _, count)) if kind == Kind::Message => (Ok(Decoded::Message(m)), count),
+                Ok((m, view, count)) => (Ok(Decoded::Update(m, view)), count),
+                Err(e) => (Err(e), None),
+            }
+        }
+        Kind::Header => Ok(Decoded::Header),
+        Kind::Prune => format::parse_prune(line).map(Decoded::Prune),
+        Kind::Compaction => format::parse_compaction(line).map(Decoded::Compaction),
+        Kind::Pins => format::parse_pins(line).map(Decoded::Pins),
+        Kind::Unknown => Ok(Decoded::Unknown),
+    };
+    (decoded, None)
 }
 
 /// Parses lines on every core (the order of the results is the order of the lines).
 pub fn decode_all(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Decode> {
-    const MIN_PER_THREAD: usize = 64;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8)
-        .min(lines.len().div_ceil(MIN_PER_THREAD))
-        .max(1);
+    // A thread is worth starting for this many bytes (most of a ms of parsing): below, waking
+    // another core costs about what it saves.
+    const MIN_PER_THREAD: usize = 256 << 10;
+    let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(total / MIN_PER_THREAD).max(1);
     if threads == 1 {
         return lines.iter().map(|(_, l)| decode_counted(l, counter)).collect();
     }
     // Split by bytes, not by lines: one long line should not leave a thread with all the work.
-    let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
     let share = total.div_ceil(threads);
     let mut chunks: Vec<&[(Loc, &[u8])]> = Vec::with_capacity(threads);
     let (mut start, mut acc) = (0, 0);
@@ -106,16 +112,18 @@ pub struct Replay {
     messages: Vec<Message>,
     /// Token counts of the messages as they stand (`None`: not counted, or changed since).
     counts: Vec<Option<MessageCount>>,
-    index: HashMap<String, usize>,
+    index: FxHashMap<String, usize>,
     lines: Vec<u64>,
     partial: bool,
     /// The newest pins: a `pins` line, or the snapshot a compaction request recorded.
     pins: Option<Vec<Pin>>,
+    /// The counter of `counts`: a prune's new counts come from the ones before it.
+    counter: Option<Counter>,
 }
 
 impl Replay {
-    pub fn new(partial: bool) -> Replay {
-        Replay { partial, ..Default::default() }
+    pub fn new(partial: bool, counter: Option<&Counter>) -> Replay {
+        Replay { partial, counter: counter.copied(), ..Default::default() }
     }
 
     /// Applies one entry; `count` is the counts of the message it carries, if known.
@@ -151,24 +159,36 @@ impl Replay {
     }
 
     /// Marks the listed tool outputs as cleared; parts that are not completed tool calls, and
-    /// messages not read, are left alone.
+    /// messages not read, are left alone. A part's counts follow from its counts before (its
+    /// output is not counted again); a part pruned again is counted afresh.
     fn prune(&mut self, p: &PruneRecord) {
         for (k, (mid, pid)) in p.message_ids.iter().zip(&p.part_ids).enumerate() {
             let stub = p.stubs.get(k).cloned().flatten();
             let Some(&i) = self.index.get(mid) else {
                 continue;
             };
-            for part in &mut self.messages[i].parts {
-                if let Part::Tool(t) = part {
-                    if &t.id == pid {
-                        if let ToolState::Completed { compacted_at, extra, .. } = &mut t.state {
-                            *compacted_at = Some(p.compacted_at);
-                            if let Some(s) = &stub {
-                                extra.insert("compactedAs".into(), serde_json::Value::String(s.clone()));
-                            }
-                            self.counts[i] = None;
-                        }
+            for (j, part) in self.messages[i].parts.iter_mut().enumerate() {
+                let Part::Tool(t) = part else {
+                    continue;
+                };
+                let ToolState::Completed { compacted_at, extra, .. } = &mut t.state else {
+                    continue;
+                };
+                if &t.id != pid {
+                    continue;
+                }
+                let first = compacted_at.is_none();
+                *compacted_at = Some(p.compacted_at);
+                if let Some(s) = &stub {
+                    extra.insert("compactedAs".into(), serde_json::Value::String(s.clone()));
+                }
+                let counted = self.counts[i].as_mut().filter(|_| first).zip(self.counter.as_ref());
+                match counted.and_then(|((parts, total), c)| Some((c.pruned(part, parts[j])?, parts, total))) {
+                    Some((now, parts, total)) => {
+                        parts[j] = now;
+                        *total = message_total(parts);
                     }
+                    None => self.counts[i] = None,
                 }
             }
         }
@@ -215,7 +235,7 @@ mod tests {
 
     #[test]
     fn entries_apply_in_order() {
-        let mut r = Replay::new(false);
+        let mut r = Replay::new(false, None);
         r.apply(loc(2), Decoded::Message(tool_msg("a")), None).unwrap();
         r.apply(loc(3), Decoded::Message(tool_msg("b")), None).unwrap();
         let prune = PruneRecord {
@@ -241,7 +261,7 @@ mod tests {
             .contains("no earlier line adds"));
         assert_eq!(r.apply(loc(8), Decoded::Unknown, None).unwrap(), Applied::Skipped);
         assert!(r.apply(loc(9), Decoded::Header, None).is_err());
-        let mut partial = Replay::new(true);
+        let mut partial = Replay::new(true, None);
         assert_eq!(partial.apply(loc(2), Decoded::Update(tool_msg("c"), true), None).unwrap(), Applied::Done);
         assert!(partial.messages().is_empty());
     }
@@ -251,19 +271,25 @@ mod tests {
         let counter =
             Counter { tokenizer: crate::tokens::Tokenizer::Estimate, image_tokens: 1000, output_max_chars: None };
         let count = |id: &str| Some(counter.message(&tool_msg(id)));
-        let mut r = Replay::new(false);
+        let mut r = Replay::new(false, Some(&counter));
         r.apply(loc(2), Decoded::Message(tool_msg("a")), count("a")).unwrap();
         r.apply(loc(3), Decoded::Message(tool_msg("b")), count("b")).unwrap();
         r.apply(loc(4), Decoded::Message(tool_msg("c")), count("c")).unwrap();
-        // A pruned output no longer has the counts it was read with; an update brings its own.
-        let prune = PruneRecord {
+        // A pruned output's counts follow from those it was read with; pruned again (another
+        // stub), it is counted afresh; an update brings its own.
+        let prune = |stubs: Vec<Option<String>>| PruneRecord {
             compacted_at: 7.0,
             message_ids: vec!["a".into()],
             part_ids: vec!["a-t".into()],
-            ..Default::default()
+            stubs,
         };
-        r.apply(loc(5), Decoded::Prune(prune), None).unwrap();
-        r.apply(loc(6), Decoded::Update(tool_msg("b"), false), None).unwrap();
+        r.apply(loc(5), Decoded::Prune(prune(vec![])), None).unwrap();
+        let pruned = counter.message(&r.messages()[0]);
+        assert_ne!(Some(pruned.clone()), count("a"));
+        assert_eq!(r.counts[0], Some(pruned));
+        r.apply(loc(6), Decoded::Prune(prune(vec![Some("[gone]".into())])), None).unwrap();
+        assert_eq!(r.counts[0], None);
+        r.apply(loc(7), Decoded::Update(tool_msg("b"), false), None).unwrap();
         let (messages, counts) = r.into_messages();
         assert_eq!(messages.len(), 3);
         assert_eq!(counts, vec![None, None, count("c")]);
@@ -271,9 +297,17 @@ mod tests {
 
     #[test]
     fn parallel_decoding_keeps_the_order() {
+        // Lines long enough (3 MB in all) to be shared between threads.
+        let long = |id: &str| {
+            let mut m = tool_msg(id);
+            let Part::Tool(t) = &mut m.parts[0] else { unreachable!() };
+            let ToolState::Completed { output, .. } = &mut t.state else { unreachable!() };
+            *output = "out ".repeat(750);
+            m
+        };
         let lines: Vec<Vec<u8>> = (0..1000)
             .map(|i| {
-                let mut l = format::encode_message(&tool_msg(&format!("m{i}")));
+                let mut l = format::encode_message(&long(&format!("m{i}")), None);
                 l.pop();
                 if i % 97 == 5 {
                     l.truncate(l.len() / 2);
@@ -288,7 +322,7 @@ mod tests {
         let serial: Vec<_> = refs.iter().map(|(_, l)| decode_counted(l, Some(&counter))).collect();
         assert_eq!(decode_all(&refs, Some(&counter)), serial);
         assert!(serial[5].0.is_err() && serial[5].1.is_none());
-        assert_eq!(serial[6].1, Some(counter.message(&tool_msg("m6"))));
+        assert_eq!(serial[6].1, Some(counter.message(&long("m6"))));
         assert!(decode_all(&refs, None).iter().all(|(_, count)| count.is_none()));
     }
 }

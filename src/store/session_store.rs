@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::counts::writer_counter;
 use super::durability::Durability;
 use super::format::{self, Header, Loc, PruneRecord, VERSION};
 use super::lines::{layout, scan_back, Layout, Start};
@@ -330,14 +331,16 @@ impl SessionStore {
                 write().map_err(|e| super::io_error(&path, "cannot write", &e))?;
                 sync_dir(&path);
                 let end = line.len() as u64;
-                let writer = Writer::fresh(&path, file, lock, end, opts.durability);
+                let counter = writer_counter(header.session.as_ref());
+                let writer = Writer::fresh(&path, file, lock, end, opts.durability, counter);
                 (header, writer)
             }
             Ok(Start::Header(l)) => {
                 if l.torn() {
                     loader.warnings.add([torn_tail(&file, &path, &l)?]);
                 }
-                let writer = Writer::existing(&path, file, lock, &l, opts.durability);
+                let counter = writer_counter(opts.session.as_ref().or(l.header.session.as_ref()));
+                let writer = Writer::existing(&path, file, lock, &l, opts.durability, counter);
                 (l.header, writer)
             }
         };

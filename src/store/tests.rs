@@ -468,13 +468,13 @@ fn a_stale_compaction_entry_falls_back_to_a_full_load_and_is_repaired() {
     w.append(&request("r2", Some("u8"), None)).unwrap();
     w.close().unwrap();
     // The second summary reaches the file; no compaction entry follows it.
-    append_raw(&path, &super::format::encode_message(&summary("s2", "r2", true)));
+    append_raw(&path, &super::format::encode_message(&summary("s2", "r2", true), None));
     assert!(check_equivalent(&path));
     let mut r = reader(&path);
     assert_eq!(ids(&visible(&r.load(None, &|| false).unwrap()))[..2], ["r2", "s2"]);
     assert!(r.warnings().is_empty());
     // Now the summary is marked failed, and the writer dies before the entry.
-    append_raw(&path, &super::format::encode_update(&summary("s2", "r2", false), true));
+    append_raw(&path, &super::format::encode_update(&summary("s2", "r2", false), true, None));
     let mut r = reader(&path);
     let all = r.load_all().unwrap();
     let h = r.load(None, &|| false).unwrap();

@@ -22,6 +22,7 @@ use super::lock::WriterLock;
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
+use crate::tokens::Counter;
 
 enum Known {
     /// The index scan has not started yet.
@@ -53,6 +54,8 @@ pub struct Writer {
     /// A written line awaits its sync (done once per operation, by `commit`).
     must_sync: bool,
     known: Known,
+    /// What counts each message written (`counts`); none: lines without counts.
+    counter: Option<Counter>,
     /// Problems found by the index scan or while writing a compaction entry.
     pub warnings: Vec<Warning>,
 }
@@ -63,7 +66,14 @@ fn write_error(path: &Path, e: &io::Error) -> CfError {
 
 impl Writer {
     /// A writer for a file that holds only its header (`lines` = 1).
-    pub fn fresh(path: &Path, file: File, lock: WriterLock, end: u64, policy: Durability) -> Writer {
+    pub fn fresh(
+        path: &Path,
+        file: File,
+        lock: WriterLock,
+        end: u64,
+        policy: Durability,
+        counter: Option<Counter>,
+    ) -> Writer {
         Writer {
             path: path.to_path_buf(),
             file,
@@ -74,12 +84,20 @@ impl Writer {
             sync: SyncState::new(policy),
             must_sync: false,
             known: Known::Ready { index: Box::default(), written: CompactionRecord::default() },
+            counter,
             warnings: Vec::new(),
         }
     }
 
     /// A writer for an existing file; its index is built in the background (see `start_index`).
-    pub fn existing(path: &Path, file: File, lock: WriterLock, layout: &Layout, policy: Durability) -> Writer {
+    pub fn existing(
+        path: &Path,
+        file: File,
+        lock: WriterLock,
+        layout: &Layout,
+        policy: Durability,
+        counter: Option<Counter>,
+    ) -> Writer {
         Writer {
             path: path.to_path_buf(),
             file,
@@ -90,6 +108,7 @@ impl Writer {
             sync: SyncState::new(policy),
             must_sync: false,
             known: Known::Unread(layout.clone()),
+            counter,
             warnings: Vec::new(),
         }
     }
@@ -164,7 +183,7 @@ impl Writer {
     pub fn append(&mut self, msg: &Message) -> Result<()> {
         self.ready()?;
         self.index().check_append(msg)?;
-        let line = format::encode_message(msg);
+        let line = format::encode_message(msg, self.counter.as_ref());
         let loc = self.write_line(&line)?;
         self.index().on_message(loc, loc.offset + line.len() as u64, skeleton(msg));
         if is_structural(msg) {
@@ -180,7 +199,7 @@ impl Writer {
         // always follows it: a load that finds a marked update after the latest entry knows the
         // writer stopped in between.
         let view = self.index().check_update(msg)?;
-        let loc = self.write_line(&format::encode_update(msg, view))?;
+        let loc = self.write_line(&format::encode_update(msg, view, self.counter.as_ref()))?;
         self.index().on_update(loc, skeleton(msg));
         if view {
             self.record_view(true);

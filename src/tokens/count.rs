@@ -63,10 +63,7 @@ impl Counter {
                         };
                         let out = self.text(&sent) + attachments.iter().flatten().map(|a| self.file(a)).sum::<u64>();
                         match compacted_at {
-                            Some(_) => {
-                                let marker = self.text(t.state.cleared_text().unwrap_or(markers::PRUNED));
-                                PartCount { cleared: out.saturating_sub(marker), ..result(marker) }
-                            }
+                            Some(_) => cleared(call, out, self.text(t.state.cleared_text().unwrap_or(markers::PRUNED))),
                             None => PartCount { output: out, ..result(out) },
                         }
                     }
@@ -79,6 +76,16 @@ impl Counter {
         }
     }
 
+    /// The counts of a completed tool output just pruned, from its counts before the prune (when
+    /// it was not pruned yet): the output's count is kept as what the prune freed, so it is not
+    /// counted again. `None` for a part that is not a pruned tool output.
+    pub fn pruned(&self, part: &Part, before: PartCount) -> Option<PartCount> {
+        let Part::Tool(t) = part else {
+            return None;
+        };
+        Some(cleared(before.call, before.output, self.text(t.state.cleared_text()?)))
+    }
+
     pub fn message(&self, m: &Message) -> MessageCount {
         // Parts of unknown kinds reach the model only in messages that came from AI SDK
         // ModelMessages (they are given back as they came); elsewhere they are an agent's own
@@ -89,9 +96,19 @@ impl Counter {
             .iter()
             .map(|p| if matches!(p, Part::Other(_)) && !sends_other { PartCount::default() } else { self.part(p) })
             .collect();
-        let total = MESSAGE_OVERHEAD + parts.iter().map(|c| c.total).sum::<u64>();
+        let total = message_total(&parts);
         (parts, total)
     }
+}
+
+/// A pruned tool output: the call, and the marker in place of the output (`out` tokens).
+fn cleared(call: u64, out: u64, marker: u64) -> PartCount {
+    PartCount { call, total: call + marker, cleared: out.saturating_sub(marker), output: 0 }
+}
+
+/// A message's total: the framing and its parts' totals.
+pub fn message_total(parts: &[PartCount]) -> u64 {
+    MESSAGE_OVERHEAD + parts.iter().map(|c| c.total).sum::<u64>()
 }
 
 fn json(v: &serde_json::Value) -> String {
@@ -119,5 +136,29 @@ mod tests {
         assert_eq!(parts[0].total, 1200);
         assert!(parts[1].output > 0 && parts[1].output < parts[1].total);
         assert_eq!(total, MESSAGE_OVERHEAD + parts[0].total + parts[1].total);
+    }
+
+    #[test]
+    fn a_prune_is_counted_from_the_counts_before_it() {
+        for tokenizer in [Tokenizer::Estimate, Tokenizer::Exact(crate::tokens::Encoding::O200k)] {
+            let c = Counter { tokenizer, image_tokens: 800, output_max_chars: Some(40) };
+            let mut m = parse_message(json!({"id": "m", "role": "assistant", "parts": [
+                {"type": "tool", "id": "t", "callID": "c", "tool": "bash", "state": {"status": "completed",
+                 "input": {"cmd": "ls -la"}, "output": "line of output\n".repeat(20)}},
+                {"type": "text", "id": "x", "text": "done"}
+            ]}))
+            .unwrap();
+            let before = c.message(&m).0;
+            assert_eq!(c.pruned(&m.parts[1], before[1]), None);
+            for stub in [None, Some("[Same output as the later bash call c9]")] {
+                let Part::Tool(t) = &mut m.parts[0] else { unreachable!() };
+                let ToolState::Completed { compacted_at, extra, .. } = &mut t.state else { unreachable!() };
+                *compacted_at = Some(5.0);
+                if let Some(s) = stub {
+                    extra.insert("compactedAs".into(), json!(s));
+                }
+                assert_eq!(c.pruned(&m.parts[0], before[0]), Some(c.part(&m.parts[0])));
+            }
+        }
     }
 }

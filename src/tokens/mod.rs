@@ -6,7 +6,7 @@ mod estimate;
 mod exact;
 mod tables;
 
-pub use count::{Counter, MessageCount, PartCount, MESSAGE_OVERHEAD};
+pub use count::{message_total, Counter, MessageCount, PartCount, MESSAGE_OVERHEAD};
 pub use entry::Entry;
 pub use estimate::{estimate_tokens, Features};
 pub use exact::{count_tokens, warm_up, Encoding};
@@ -31,6 +31,15 @@ impl Tokenizer {
             Tokenizer::Exact(Encoding::O200k) => "o200k",
             Tokenizer::Exact(Encoding::Cl100k) => "cl100k",
             Tokenizer::Estimate => "estimate",
+        }
+    }
+
+    /// The version of this tokenizer's counts and of the rules `Counter` counts parts by: bumped
+    /// whenever either changes (new tables, refitted weights, what a part counts), so counts a
+    /// store recorded with another version are counted again.
+    pub fn version(self) -> u32 {
+        match self {
+            Tokenizer::Exact(_) | Tokenizer::Estimate => 1,
         }
     }
 
