@@ -125,7 +125,7 @@ describe('the summary request as the agent`s own conversation (OpenAI-compatible
     const sent = server.requests.at(-1)!.body.messages
     expect(sent.slice(0, agent.length)).toEqual(agent)
     const older = agent.filter((m: { role: string }) => m.role === 'tool')
-    expect(older.at(-1).content).toBe(output(STEPS - 2)) // sent before: verbatim
+    expect(older.at(-1)!.content).toBe(output(STEPS - 2)) // sent before: verbatim
     const fresh = sent[agent.length + 1]
     expect(fresh.role).toBe('tool')
     const full = output(STEPS - 1)

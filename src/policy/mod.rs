@@ -9,8 +9,9 @@ mod turns;
 mod view;
 
 pub use microcompact::{microcompact, Rule, Stub};
+pub(crate) use options::limit;
 #[cfg(feature = "node")]
-pub(crate) use options::{limit, opt_limit};
+pub(crate) use options::opt_limit;
 pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PrunePolicy};
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
 pub use prune::{prune, PruneResult};
