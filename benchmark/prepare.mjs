@@ -12,12 +12,13 @@
 // Run: node --expose-gc benchmark/prepare.mjs   (pi 0.73.1 only)
 //      node scripts/with-node.mjs 24 node --expose-gc benchmark/prepare.mjs   (both pi versions)
 // A Markdown table on stdout; release build of the addon.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
+import { installPi } from '../scripts/install-pi.mjs'
 import { conversation, writeContextfold, writePi, OPTIONS } from './store.mjs'
 import { log, median, msSince, now } from './timing.mjs'
 
@@ -37,9 +38,7 @@ async function loadPi(index) {
 
 const pis = [await loadPi(import.meta.resolve('@mariozechner/pi-coding-agent'))]
 if (Number(process.versions.node.split('.')[0]) >= 22) {
-  const entry = join(dirname(fileURLToPath(import.meta.url)), '..', '.cache', 'pi-0.87.1', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'index.js')
-  if (existsSync(entry)) pis.push(await loadPi(pathToFileURL(entry).href))
-  else log('pi 0.87.1 is not installed: run `npx vitest run __test__/node22/pi-087.spec.ts` on Node 22+ once')
+  pis.push(await loadPi(pathToFileURL(join(installPi(), 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'index.js')).href))
 }
 
 /** Median ms of `run(setup())`, `setup` untimed before each run (after a collection), and a warm-up. */
