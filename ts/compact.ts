@@ -297,11 +297,11 @@ function conversationOf(
  */
 function cachedFirst(session: Session, view: readonly Message[], request: readonly ModelMessageLike[]): ModelMessageLike[] {
   const { unsent } = session.contextTokens()
-  const fresh = unsent > 0 ? view.slice(view.length - unsent) : []
-  const freshCount = modelMessageCount(fresh)
-  if (freshCount === 0 || freshCount >= request.length) return [...request]
-  const cut = toModelMessages([...fresh], { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]
-  return [...request.slice(0, request.length - freshCount), ...cut]
+  if (unsent === 0) return [...request]
+  // Converted once: cutting outputs changes no message count.
+  const cut = toModelMessages(view.slice(view.length - unsent), { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]
+  if (cut.length === 0 || cut.length >= request.length) return [...request]
+  return [...request.slice(0, request.length - cut.length), ...cut]
 }
 
 /** A summary written for a plan and not recorded yet. */
