@@ -73,7 +73,7 @@ pub fn strings(env: napi_env, strings: Vec<String>) -> Result<napi_value> {
                 // the finalizer frees; Node calls it once, right away when it copies.
                 let status = unsafe { create(env, data.cast(), len, Some(drop_string), hint, &mut out, &mut copied) };
                 if status != sys::Status::napi_ok {
-                    // On failure the finalizer is never called.
+                    // SAFETY: on failure Node never calls the finalizer, so the box is freed here, once.
                     unsafe { drop_string(env, ptr::null_mut(), hint) };
                     check(status, "creating an external string")?;
                 }
@@ -88,6 +88,8 @@ pub fn strings(env: napi_env, strings: Vec<String>) -> Result<napi_value> {
 
 /// Sets `object[name]` (an existing property keeps its place).
 pub fn set(env: napi_env, object: napi_value, name: &std::ffi::CStr, value: napi_value) -> Result<()> {
+    // SAFETY: `name` is NUL-terminated and outlives the call; `env`, `object` and `value` come from
+    // the same live call.
     check(unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), value) }, "setting a property")
 }
 
