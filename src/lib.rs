@@ -17,6 +17,8 @@ pub mod session;
 pub mod store;
 pub mod summary_input;
 pub mod tokens;
+#[cfg(all(test, feature = "node"))]
+mod typings;
 
 #[cfg(feature = "node")]
 mod napi;

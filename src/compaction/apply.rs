@@ -13,6 +13,7 @@ use crate::session::History;
 
 /// The summary as the caller got it from the model.
 #[derive(Clone, Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct SummaryInput {
     pub text: String,
@@ -21,6 +22,7 @@ pub struct SummaryInput {
     #[serde(default)]
     pub finish: Option<String>,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<crate::message::ModelRef>"))]
     pub model: Option<serde_json::Value>,
     /// The loss audit's result, recorded in the compaction part.
     #[serde(default)]

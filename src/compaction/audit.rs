@@ -8,7 +8,9 @@ use crate::session::Pin;
 use crate::summary_input::{decode_entities, Facts};
 use crate::tokens::Counter;
 
+/// What a fact is: checked by the loss audit in this order of importance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub enum FactKind {
     /// The latest user request.
@@ -41,6 +43,7 @@ impl FactKind {
 
 /// One thing the summary must keep, verbatim.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct Fact {
     pub kind: FactKind,
@@ -76,21 +79,25 @@ impl Fact {
 
 /// A fact left out, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Dropped {
     pub fact: Fact,
     pub reason: String,
 }
 
-/// What the audit found: facts the summary or the kept messages already hold, facts restored in
-/// the Preserved section, facts a budget forced out.
+/// The loss audit: facts the summary or the kept messages already hold, facts restored in the
+/// Preserved section, facts a budget forced out.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct Audit {
     pub kept: Vec<Fact>,
     pub restored: Vec<Fact>,
+    #[cfg_attr(test, ts(as = "Vec<Dropped>", inline))]
     pub dropped: Vec<Dropped>,
-    /// The section to append to the summary (absent when nothing is restored).
+    /// The "## Preserved" section restoring `restored` verbatim, to append to the summary (absent
+    /// when nothing is restored).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub section: Option<String>,
 }

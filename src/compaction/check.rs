@@ -50,6 +50,7 @@ pub fn audit_summary(h: &History, plan: &CompactionPlan, summary: &str) -> Audit
 
 /// The context's size before and after a compaction, both counted locally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "CompactionPreview"))]
 #[serde(rename_all = "camelCase")]
 pub struct Preview {
     pub tokens_before: u64,

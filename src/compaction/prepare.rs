@@ -10,7 +10,9 @@ use crate::policy::{self, can_start_tail};
 use crate::session::History;
 use crate::summary_input::{facts, redact, serialize_message, track_files, Facts, FileOps};
 
+/// Where `prepareCompaction` cuts, and what the compaction part records.
 #[derive(Clone, Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase", default)]
 pub struct PrepareOptions {
     /// Triggered automatically (recorded in the compaction part).
@@ -28,9 +30,10 @@ pub struct PrepareOptions {
     pub protect_system: Option<bool>,
 }
 
-/// Everything the summary call needs, and what `apply` records. Serializable, so it can travel to
-/// JS and back.
+/// What `prepareCompaction` decided, and the summarizer's input: everything the summary call
+/// needs, and what `applyCompaction` records. Pass it back to `applyCompaction`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields, rename = "CompactionPlan"))]
 #[serde(rename_all = "camelCase")]
 pub struct CompactionPlan {
     /// Messages summarized, in context order (earlier compaction messages included).

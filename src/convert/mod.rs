@@ -32,6 +32,16 @@ pub enum ModelFormat {
 }
 
 impl ModelFormat {
+    pub const ALL: [ModelFormat; 3] = [ModelFormat::AiSdk, ModelFormat::Anthropic, ModelFormat::OpenAi];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModelFormat::AiSdk => "ai-sdk",
+            ModelFormat::Anthropic => "anthropic",
+            ModelFormat::OpenAi => "openai",
+        }
+    }
+
     pub fn parse(name: &str) -> Result<ModelFormat> {
         match name {
             "ai-sdk" => Ok(ModelFormat::AiSdk),

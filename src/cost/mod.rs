@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// A model's prices in USD per million tokens (models.dev's `cost`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields, rename = "ModelCost"))]
 #[serde(rename_all = "camelCase")]
 pub struct Prices {
     #[serde(deserialize_with = "price")]
@@ -40,13 +41,16 @@ const LONG_TTL_MS: f64 = 5.0 * 60_000.0;
 
 /// The prompt cache as the session is told about it (`SessionOptions.cache`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CacheOptions {
     /// How long the provider keeps a prefix after its last use: milliseconds, `'5m'` or `'1h'`
     /// (default 5 minutes).
     #[serde(deserialize_with = "ttl", skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(type = "number | '5m' | '1h'"))]
     pub ttl: Option<f64>,
-    /// Prices overriding the model's (`model.cost`).
+    /// Prices overriding `model.cost`. Without either, Anthropic's ratios (reads 0.1×, writes 1.25× the
+    /// input price): where breaking the cache costs most, so pruning errs towards keeping the prefix.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub prices: Option<Prices>,
 }

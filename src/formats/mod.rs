@@ -24,7 +24,7 @@ mod swe_agent;
 #[cfg(test)]
 mod tests;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
@@ -101,8 +101,18 @@ impl Serialize for Format {
     }
 }
 
+/// Options of `importTranscript`.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+pub struct ImportOptions {
+    /// Skip detection and read the input as this format.
+    #[cfg_attr(test, ts(type = "TranscriptFormat", optional))]
+    pub format: Option<String>,
+}
+
 /// Something the importer could not use, and where (1-based line of the record; 0: the whole input).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields, rename = "ImportWarning"))]
 pub struct Warning {
     pub line: usize,
     pub message: String,
@@ -111,6 +121,7 @@ pub struct Warning {
 /// How the source's records became messages. Always
 /// `messages = records − skipped − offBranch − merged + added`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct ImportStats {
     /// Conversation records in the source, every branch included (what the format calls a message:
@@ -141,8 +152,11 @@ pub struct ImportStats {
 
 /// The result of an import.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields, rename = "ImportResult"))]
 pub struct Imported {
+    #[cfg_attr(test, ts(type = "TranscriptFormat"))]
     pub format: Format,
+    #[cfg_attr(test, ts(type = "Message[]"))]
     pub messages: Vec<Message>,
     pub warnings: Vec<Warning>,
     pub stats: ImportStats,

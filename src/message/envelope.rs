@@ -25,7 +25,9 @@ pub struct MessageError {
     pub message: String,
 }
 
+/// The model that wrote a message.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 pub struct ModelRef {
     #[serde(rename = "providerID")]
     pub provider_id: String,
@@ -35,6 +37,7 @@ pub struct ModelRef {
 
 /// Provider-reported usage of one assistant message (its last step).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
     #[serde(deserialize_with = "count")]

@@ -4,18 +4,12 @@ use std::path::Path;
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
-use serde::Deserialize;
 
 use super::errors::{catching, guard, js_error, JsResult as Result};
 use super::tasks::AbortFlag;
 use super::value::{messages_to_js, optional, Json, Text};
 use crate::error::{CfError, Code, Result as CoreResult};
 use crate::formats::{import_transcript_with, Format, Imported, Warning};
-
-#[derive(Default, Deserialize)]
-struct ImportArgs {
-    format: Option<String>,
-}
 
 /// Text that starts like JSON is the transcript itself; anything else names a file.
 fn load(path_or_text: &str) -> CoreResult<(Option<String>, Vec<Warning>)> {
@@ -41,7 +35,7 @@ fn load(path_or_text: &str) -> CoreResult<(Option<String>, Vec<Warning>)> {
 }
 
 fn run(path_or_text: &str, options: Option<Json>, abort: &AbortFlag) -> CoreResult<Imported> {
-    let args: ImportArgs = optional("options", options)?;
+    let args: crate::formats::ImportOptions = optional("options", options)?;
     let format = args.format.as_deref().map(Format::parse).transpose()?;
     let (loaded, mut warnings) = load(path_or_text)?;
     let text = loaded.as_deref().unwrap_or(path_or_text);

@@ -3,13 +3,14 @@
 #![cfg_attr(test, allow(dead_code))]
 
 mod binary;
+mod constants;
 mod errors;
 mod formats;
 mod functions;
 mod js_value;
 mod log;
 mod objects;
-mod session;
+pub(crate) mod session;
 mod store;
 mod tasks;
 mod to_js;

@@ -431,13 +431,21 @@ impl Session {
     }
 }
 
-/// What `appendModelMessages` / `syncModelMessages` hand back (`ModelMessagesResult`).
+/// What `appendModelMessages` / `syncModelMessages` did.
 #[derive(serde::Serialize)]
-struct ModelMessagesOut<'a> {
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "ModelMessagesResult"))]
+pub(crate) struct ModelMessagesOut<'a> {
+    /// `appended`: new messages were taken; `unchanged`: nothing past what the session has;
+    /// `diverged` (sync only): the array does not extend what the session took, nothing was taken.
+    #[cfg_attr(test, ts(type = "'appended' | 'unchanged' | 'diverged'"))]
     status: &'static str,
+    /// Ids of the messages added.
     appended: &'a [String],
+    /// Ids of earlier messages completed (an answer whose tool results arrived).
     updated: &'a [String],
+    /// Parts kept as they came because contextfold does not know them, and other notes.
     warnings: &'a [crate::formats::Warning],
+    /// How many ModelMessages the session has taken in all.
     count: usize,
 }
 

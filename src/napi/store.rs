@@ -7,7 +7,7 @@ use serde_json::Value;
 use super::errors::{catching, guard, js_error, JsResult as Result};
 use super::session::Session;
 use super::tasks::AbortFlag;
-use super::value::{messages_to_js, Json, Text};
+use super::value::{messages_to_js, to_js, Json, Text};
 use crate::error::{Code, Result as CoreResult};
 use crate::session::{History, SessionOptions};
 use crate::store::{self, Loader, PruneRecord};
@@ -175,6 +175,15 @@ impl SessionStore {
     #[napi(getter)]
     pub fn id(&self) -> Option<String> {
         self.inner.id().map(String::from)
+    }
+
+    /// The file's header (null when the file has none yet).
+    #[napi(getter, ts_return_type = "StoreHeader | null")]
+    pub fn header<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        guard(|| match self.inner.header() {
+            Some(h) => to_js(env, &h),
+            None => to_js(env, &Value::Null),
+        })
     }
 
     /// True when opened with `readOnly: true`.

@@ -2,7 +2,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{CfError, Result};
 
+/// The model's token limits.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct ModelLimit {
     #[serde(deserialize_with = "crate::policy::options::limit")]
     pub context: u64,
@@ -14,7 +16,9 @@ pub struct ModelLimit {
     pub output: Option<u64>,
 }
 
+/// The model a session runs on: its window, and its prices for the cache-aware prune policy.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct ModelInfo {
     #[serde(rename = "providerID", default)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -30,50 +34,55 @@ pub struct ModelInfo {
 
 /// Compaction settings; every field has opencode's default.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase", default)]
 pub struct CompactionConfig {
-    /// Overflow triggers compaction (false: `isOverflow` is always false).
+    /// Overflow triggers compaction (default true; false: `isOverflow` is always false).
     pub auto: bool,
-    /// When the auto-compactor prunes old tool output (`true` is `tier`, `false` is `never`).
+    /// When the auto-compactor prunes old tool output (default `'cache'`; `true` is `'tier'`,
+    /// `false` is `'never'`).
+    #[cfg_attr(test, ts(type = "PrunePolicy | boolean"))]
     pub prune: PrunePolicy,
-    /// Headroom kept free below the window.
+    /// Headroom kept free below the window (default min(20000, max output)).
     #[serde(deserialize_with = "opt_limit")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reserved: Option<u64>,
-    /// Token budget of the verbatim tail (default: a quarter of `usable`, within 2,000..15,000).
+    /// Token budget of the verbatim tail (default clamp(usable × 0.25, 2000, 15000)).
     #[serde(deserialize_with = "opt_limit")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preserve_recent_tokens: Option<u64>,
     /// At most this many recent turns are kept verbatim; 0 or less keeps none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tail_turns: Option<i64>,
-    /// Newest tool output (in tokens) that prune never clears.
+    /// Newest tool output, in tokens, that prune never clears (default 40000).
     #[serde(deserialize_with = "limit")]
     pub prune_protect: u64,
-    /// Prune skips the last two user turns, but no more than this many answers (steps): a long
-    /// tool loop on one request prunes too.
+    /// Prune skips the last two user turns, but no more than this many answers (steps) of them, so
+    /// a long tool loop on one request prunes too (default 10).
     #[serde(deserialize_with = "limit")]
     pub prune_protect_steps: u64,
-    /// Prune only if it frees more than this.
+    /// Prune only if it frees more than this, net of the markers left in place (default 20000).
     #[serde(deserialize_with = "limit")]
     pub prune_minimum: u64,
-    /// Tools whose output is never pruned.
+    /// Tools whose output is never pruned (default `['skill']`).
     pub protected_tools: Vec<String>,
-    /// Cut tool outputs longer than this in model messages (off by default).
+    /// Cut tool outputs longer than this in model messages, keeping head and tail (default off).
     #[serde(deserialize_with = "opt_limit")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_output_max_chars: Option<u64>,
-    /// Fixed token cost of an image or PDF.
+    /// Fixed token cost of an image or PDF (default 1200).
     #[serde(deserialize_with = "limit")]
     pub image_tokens: u64,
     /// Replace credentials and high-entropy strings by `[REDACTED:<kind>]` in what a summarizer
-    /// reads (the transcript, the previous summary, the facts).
+    /// reads: the transcript, the previous summary, the facts (default true).
     pub redact_secrets: bool,
-    /// Prune: an output identical to a later one becomes a stub pointing at it.
+    /// Prune: an output identical to a later one becomes a stub pointing at it (default false).
     pub prune_duplicates: bool,
-    /// Prune: an older read of a file whose later read returned the same content becomes a stub.
+    /// Prune: an older read of a file whose later read returned the same content becomes a stub
+    /// (default false).
     pub prune_rereads: bool,
-    /// Prune: an older read of a file modified afterwards is marked stale (its content cleared).
+    /// Prune: an older read of a file modified afterwards is marked stale, its content cleared
+    /// (default false).
     pub prune_stale_reads: bool,
 }
 
@@ -99,8 +108,12 @@ impl Default for CompactionConfig {
     }
 }
 
-/// When the auto-compactor prunes (see `crate::cost::advise_prune` for `cache`).
+/// When the auto-compactor prunes old tool output: `'cache'` (default) where what it saves over
+/// the requests expected to follow outweighs the provider cache it breaks (`Session.decidePrune`);
+/// `'opencode'` after every step; `'tier'` (or `true`) at the `prune` pressure tier; `'never'` (or
+/// `false`) never.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "lowercase")]
 pub enum PrunePolicy {
     /// Where the tokens it saves over the requests expected to follow outweigh the cache it breaks.

@@ -9,7 +9,9 @@ use crate::message::{is_media, Part, Role};
 use crate::tokens::Entry;
 use crate::tokens::MESSAGE_OVERHEAD;
 
+/// Tokens of the context by kind; they add up to the local count of the context.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct Breakdown {
     pub system: u64,
@@ -27,6 +29,7 @@ pub struct Breakdown {
 
 /// One tool result and its size.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct ToolOutputSize {
     #[serde(rename = "messageID")]

@@ -5,16 +5,20 @@ use crate::policy::{CompactionConfig, ModelInfo};
 use crate::tokens::{Counter, Tokenizer};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct SessionOptions {
     pub model: ModelInfo,
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<CompactionConfig>", optional))]
     pub compaction: CompactionConfig,
-    /// `o200k`, `cl100k` or `estimate`; by default chosen from the model.
+    /// Default: exact o200k/cl100k for OpenAI-family models, the calibrated estimate otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(type = "TokenizerName", optional))]
     pub tokenizer: Option<String>,
     /// The provider's prompt cache: its lifetime and prices (the cache-aware prune policy).
     #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<crate::cost::CacheOptions>", optional))]
     pub cache: crate::cost::CacheOptions,
 }
 

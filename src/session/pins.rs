@@ -8,7 +8,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::message::{Message, Part, ToolState};
 
+/// A pinned message or text: kept verbatim through every compaction.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct Pin {
     pub id: String,

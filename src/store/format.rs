@@ -48,8 +48,11 @@ impl At {
     }
 }
 
+/// The first line of a session file (`{"type":"header",...}`), without its `type`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields, rename = "StoreHeader"))]
 pub struct Header {
+    /// The file format's version.
     pub version: u64,
     /// The session id.
     pub id: String,
@@ -57,11 +60,13 @@ pub struct Header {
     pub created: u64,
     /// The `SessionOptions` given when the file was created, as they were given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(as = "Option<crate::session::SessionOptions>"))]
     pub session: Option<Value>,
 }
 
 /// A prune, as `Session.prune()` reports it: `messageIDs[i]` holds `prunedPartIDs[i]`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 pub struct PruneRecord {
     #[serde(rename = "compactedAt")]
     pub compacted_at: f64,
@@ -69,8 +74,9 @@ pub struct PruneRecord {
     pub message_ids: Vec<String>,
     #[serde(rename = "prunedPartIDs")]
     pub part_ids: Vec<String>,
-    /// The stub each part reads as (`None`: cleared by age); empty when no part has one.
+    /// The stub each part reads as (`null`: cleared by age); empty when no part has one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(test, ts(as = "Option<Vec<Option<String>>>", optional))]
     pub stubs: Vec<Option<String>>,
 }
 
@@ -239,7 +245,7 @@ fn parse<'a, T: Deserialize<'a>>(line: &'a [u8]) -> Result<T, String> {
 }
 
 pub fn parse_header(line: &[u8]) -> Result<Header, String> {
-    if kind(line) != Ok(Kind::Header) {
+    if !is_header(line) {
         return Err("not a contextfold session file (the first line is not a header)".into());
     }
     let header: Header = parse(line)?;
@@ -247,6 +253,12 @@ pub fn parse_header(line: &[u8]) -> Result<Header, String> {
         return Err(format!("format version {} is newer than this contextfold reads ({VERSION})", header.version));
     }
     Ok(header)
+}
+
+/// Whether `line` is a header line (`{"type":"header",...}`), well-formed or not: a file that
+/// starts with one is a session file.
+pub fn is_header(line: &[u8]) -> bool {
+    kind(line) == Ok(Kind::Header)
 }
 
 /// The message of a `message` or `update` line, validated like an appended message, the line's

@@ -26,11 +26,11 @@ mod warning;
 mod writer;
 
 pub use durability::Durability;
-pub use format::{At, CompactionRecord, Header, Loc, PruneRecord, VERSION};
+pub use format::{is_header, At, CompactionRecord, Header, Loc, PruneRecord, VERSION};
 pub use load::Loaded;
 pub use lock::lock_path;
 pub use log::{header_entry, load_full, load_tail, parse_header, plan, LogWriter};
-pub use session_store::{parse_open_options, Loader, OpenOptions, SessionStore};
+pub use session_store::{parse_open_options, Loader, OpenOptions, SessionStore, StoreOptions};
 pub use warning::Warning;
 
 #[cfg(test)]

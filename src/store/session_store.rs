@@ -42,21 +42,34 @@ impl Default for OpenOptions {
     }
 }
 
-/// Reads `{ create?, readOnly?, durability?, batchEntries?, batchMs?, recover?, session? }`.
+/// Options of `SessionStore.open`, as JS passes them.
+#[derive(Default, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+pub struct StoreOptions {
+    /// Create the file when it does not exist (writers; default true).
+    create: Option<bool>,
+    /// Never writes and never takes the writer lock.
+    read_only: Option<bool>,
+    /// `'entry'` (default): fsync after every entry. `'batch'`: on `flush()` / `close()`, and by
+    /// the first write once `batchEntries` entries or `batchMs` ms are unsynced.
+    #[cfg_attr(test, ts(type = "'entry' | 'batch'", optional))]
+    durability: Option<String>,
+    /// Default 64.
+    batch_entries: Option<u32>,
+    /// Default 200.
+    batch_ms: Option<u32>,
+    /// Skip corrupt lines (listed in `warnings`) instead of failing with `CF_CORRUPT_SESSION`.
+    recover: Option<bool>,
+    /// Written to the header of a new file; the default options of `load()`.
+    #[cfg_attr(test, ts(as = "Option<SessionOptions>"))]
+    session: Option<Value>,
+}
+
+/// Reads `StoreOptions`.
 pub fn parse_open_options(value: Option<Value>) -> Result<OpenOptions> {
-    #[derive(Default, Deserialize)]
-    #[serde(rename_all = "camelCase", default, deny_unknown_fields)]
-    struct Args {
-        create: Option<bool>,
-        read_only: Option<bool>,
-        durability: Option<String>,
-        batch_entries: Option<u32>,
-        batch_ms: Option<u32>,
-        recover: Option<bool>,
-        session: Option<Value>,
-    }
-    let args: Args = match value {
-        None | Some(Value::Null) => Args::default(),
+    let args: StoreOptions = match value {
+        None | Some(Value::Null) => StoreOptions::default(),
         Some(v) => parse_options("options", v)?,
     };
     let durability = Durability::parse(args.durability.as_deref(), args.batch_entries, args.batch_ms)
@@ -450,6 +463,11 @@ impl SessionStore {
     }
 
     /// The session id from the header (none for a read-only open of a file without one yet).
+    /// The file's header (`None`: a read-only open of a file without one yet).
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
     pub fn id(&self) -> Option<&str> {
         self.header.as_ref().map(|h| h.id.as_str())
     }

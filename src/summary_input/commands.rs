@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// Commands run with the same program, counted.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
 #[serde(rename_all = "camelCase")]
 pub struct CommandGroup {
     /// The program (`cargo test`, `grep`): the first word, with the subcommand for tools that have them.

@@ -24,6 +24,7 @@ const MAX_DECISIONS: usize = 10;
 
 /// The newest error, and whether a later run of the same thing succeeded.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct LastError {
     /// The line that identifies it (`error[E0425]: cannot find value`).
@@ -33,7 +34,9 @@ pub struct LastError {
     pub resolved: bool,
 }
 
+/// What a summary is built from, collected natively (the extractive summarizer renders it).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
     /// Every user message's own text (injected instructions and notices left out), oldest first.

@@ -19,6 +19,9 @@ pub enum Tokenizer {
 }
 
 impl Tokenizer {
+    pub const ALL: [Tokenizer; 3] =
+        [Tokenizer::Exact(Encoding::O200k), Tokenizer::Exact(Encoding::Cl100k), Tokenizer::Estimate];
+
     pub fn parse(name: &str) -> crate::error::Result<Self> {
         match name {
             "estimate" => Ok(Tokenizer::Estimate),

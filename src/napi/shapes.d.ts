@@ -1,0 +1,166 @@
+/*
+ * The shapes below are written by hand; every other type of this file is generated from its Rust
+ * declaration (src/typings.rs). What is here cannot be generated:
+ * - the message model (Message, its parts, ToolState): open records. contextfold keeps every field
+ *   it does not know as it came, which TypeScript says with `[key: string]: unknown`; the generator
+ *   renders a flattened map as JSON-valued properties, which would reject the `unknown` values
+ *   callers hold, and `Part` is read by a hand-written deserializer (unknown part types are kept);
+ * - what `toModelMessages` returns (ModelMessage, AnthropicRequest, OpenAIChatMessage): written by
+ *   streaming JSON writers, not from Rust types, and chosen by `format` through the conditional
+ *   type `ConvertResult<F>`, which no generator writes;
+ * - `ConvertOptions<F>`, generic in its `format` so that the result type follows it;
+ * - the inputs typed loosely on purpose (ModelMessageLike, AppendModelMessagesOptions, Overhead):
+ *   any AI SDK version's messages and usage, any JSON-able tool description.
+ */
+
+/** A message of the canonical model (opencode-like: a tool call and its result are one part). */
+export interface Message {
+  id: string
+  role: 'user' | 'assistant' | 'system'
+  parts: Part[]
+  time?: { created: number; completed?: number }
+  /** Assistant: the user message it answers (a summary: its compaction request). */
+  parentID?: string
+  /** An assistant message that holds a compaction summary. */
+  summary?: boolean
+  /** A summary counts only if finished and without error. */
+  finish?: string
+  error?: { name: string; message: string }
+  /** Provider-reported usage (assistant). */
+  tokens?: Usage
+  model?: ModelRef
+  /** Other fields are kept as they are. */
+  [key: string]: unknown
+}
+
+export interface TextPart { type: 'text'; id: string; text: string; synthetic?: boolean; [key: string]: unknown }
+
+export interface ReasoningPart { type: 'reasoning'; id: string; text: string; [key: string]: unknown }
+
+export interface FilePart { type: 'file'; id: string; mime: string; url: string; filename?: string; [key: string]: unknown }
+
+export interface ToolPart { type: 'tool'; id: string; callID: string; tool: string; state: ToolState; [key: string]: unknown }
+
+/** Hides `[hiddenFromID or the start, tailStartID)`; without `tailStartID`, everything before the request. */
+export interface CompactionPart {
+  type: 'compaction'; id: string; auto: boolean; overflow?: boolean; hiddenFromID?: string; tailStartID?: string
+  [key: string]: unknown
+}
+
+/** A part type contextfold does not know: kept as it is, ignored by conversion and counting. */
+export interface OtherPart { type: string; id: string; [key: string]: unknown }
+
+export type Part = TextPart | ReasoningPart | FilePart | ToolPart | CompactionPart | OtherPart
+
+export type ToolState =
+  | { status: 'pending' | 'running'; input: unknown; [key: string]: unknown }
+  | {
+      status: 'completed'; input: unknown; output: string; title?: string
+      /** The prune mark (epoch ms): the output is kept but reads as cleared. */
+      compactedAt?: number
+      attachments?: Omit<FilePart, 'type'>[] | FilePart[]
+      [key: string]: unknown
+    }
+  | { status: 'error'; input: unknown; error: string; [key: string]: unknown }
+
+export interface ConvertOptions<F extends ModelFormat = ModelFormat> {
+  /** `'ai-sdk'` (default): `ModelMessage[]`; `'anthropic'`: `AnthropicRequest`; `'openai'`: `OpenAIChatMessage[]`. */
+  format?: F
+  /** Replace images and PDFs with `[Attached <mime>: <filename>]`. */
+  stripMedia?: boolean
+  /** Cut tool outputs longer than this, keeping head and tail with an "omitted N chars" marker. */
+  toolOutputMaxChars?: number
+  /**
+   * `format: 'anthropic'`: `cache_control` breakpoints after the system prompt, the newest summary,
+   * the newest prune mark and at the end, at most 4 with those the messages' AI SDK
+   * `providerOptions` set (always kept). Default `true` (`{ type: 'ephemeral' }`); `{ ttl: '1h' }`
+   * for the 1-hour cache; `false` for none.
+   */
+  cacheBreakpoints?: boolean | { ttl?: '5m' | '1h' }
+}
+
+/** AI SDK `ModelMessage` (structurally compatible with `ai` v5 and later). */
+export type ModelMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: Array<
+      | { type: 'text'; text: string }
+      | { type: 'image'; image: string; mediaType: string }
+      | { type: 'file'; data: string; mediaType: string; filename?: string }> }
+  | { role: 'assistant'; content: Array<
+      | { type: 'text'; text: string }
+      | { type: 'reasoning'; text: string }
+      | { type: 'tool-call'; toolCallId: string; toolName: string; input: unknown }> }
+  | { role: 'tool'; content: Array<{
+      type: 'tool-result'; toolCallId: string; toolName: string
+      output:
+        | { type: 'text'; value: string }
+        | { type: 'error-text'; value: string }
+        | { type: 'content'; value: Array<{ type: 'text'; text: string } | { type: 'media'; data: string; mediaType: string }> }
+    }> }
+
+/** What `toModelMessages` returns for each `format`. */
+export type ConvertResult<F extends ModelFormat = 'ai-sdk'> = F extends 'anthropic'
+  ? AnthropicRequest
+  : F extends 'openai'
+    ? OpenAIChatMessage[]
+    : ModelMessage[]
+
+/** Anthropic Messages API source of an image or document. */
+export type AnthropicSource = { type: 'base64'; media_type: string; data: string } | { type: 'url'; url: string }
+
+/** An Anthropic prompt-cache breakpoint. */
+export interface AnthropicCacheControl { type: 'ephemeral'; ttl?: '5m' | '1h' }
+
+export type AnthropicContentBlock = (
+  | { type: 'text'; text: string }
+  | { type: 'image'; source: AnthropicSource }
+  | { type: 'document'; source: AnthropicSource; title?: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_result'; tool_use_id: string; content?: Array<{ type: 'text'; text: string } | { type: 'image'; source: AnthropicSource }>; is_error?: boolean }
+) & { cache_control?: AnthropicCacheControl }
+
+/** Anthropic Messages API request body parts: starts with a user message, roles alternate. */
+export interface AnthropicRequest {
+  /** A string, or text blocks (one per system message) when a breakpoint is on the system prompt. */
+  system?: string | Array<{ type: 'text'; text: string; cache_control?: AnthropicCacheControl }>
+  messages: Array<{ role: 'user' | 'assistant'; content: AnthropicContentBlock[] }>
+}
+
+/** OpenAI chat completions message. */
+export type OpenAIChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | Array<
+      | { type: 'text'; text: string }
+      | { type: 'image_url'; image_url: { url: string } }
+      | { type: 'file'; file: { filename?: string; file_data: string } }> }
+  | { role: 'assistant'; content: string | null; tool_calls?: Array<{ id: string; type: 'function'; function: { name: string; arguments: string } }> }
+  | { role: 'tool'; tool_call_id: string; content: string }
+
+/**
+ * An AI SDK `ModelMessage` (ai v5, v6 or v7: `import type { ModelMessage } from 'ai'`), or a
+ * message of a language model's prompt (what a middleware's `transformParams` sees). Typed loosely
+ * so that contextfold's typings do not need `ai`; every field and part is kept as it came.
+ */
+export interface ModelMessageLike {
+  role: 'system' | 'user' | 'assistant' | 'tool'
+  content: unknown
+  providerOptions?: Record<string, Record<string, unknown>>
+  [key: string]: unknown
+}
+
+export interface AppendModelMessagesOptions {
+  /**
+   * The provider usage of the step that produced these messages, in any shape (AI SDK v5, v6 and
+   * v7 step usage, the provider specification's nested usage, OpenAI, Anthropic): it goes on the
+   * last assistant message and calibrates the counts.
+   */
+  usage?: unknown
+}
+
+/** What the provider receives besides the messages. */
+export interface Overhead {
+  /** The system prompt(s). */
+  system?: string | string[]
+  /** Tool definitions as sent: JSON schemas, or any JSON-able description of the tools. */
+  tools?: unknown
+}
