@@ -25,7 +25,7 @@ import {
   type PromptInput,
 } from './prompt.js'
 import { extractiveSummarizer, extractiveSummary, isExtractive } from './summarizers/extractive.js'
-import { cleanAnswer, getTemplate, TEMPLATES, type Template } from './templates.js'
+import { cleanAnswer, getTemplate, unknownTemplate, type Template } from './templates.js'
 import type {
   CompactOptions,
   CompactionResult,
@@ -230,9 +230,8 @@ async function prepare(session: Session, prep: PrepareOptions, signal?: AbortSig
  */
 export async function compact(session: Session, options: CompactOptions = {}): Promise<CompactionResult> {
   throwIfAborted(options.signal)
-  if (options.template !== undefined && !Object.hasOwn(TEMPLATES, options.template)) {
-    throw new InvalidArgumentError(`template: unknown template ${JSON.stringify(options.template)} (use 'anchored', 'claude-code' or 'hermes')`)
-  }
+  const badTemplate = options.template === undefined ? null : unknownTemplate(options.template)
+  if (badTemplate !== null) throw new InvalidArgumentError(`template: ${badTemplate}`)
   const after = async (result: CompactionResult, plan?: CompactionPlan): Promise<CompactionResult> => {
     await options.hooks?.afterCompact?.(result, plan ? { session, plan } : { session })
     return result

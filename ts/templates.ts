@@ -1,6 +1,12 @@
 // Summary templates: the sections a summary has, the format block the summarizer is shown, and how
 // the answer is cleaned before use.
-import type { TemplateName } from './types.js'
+
+/**
+ * Summary templates: opencode/pi's anchored sections (default), Claude Code's 9 sections, Hermes's
+ * reference snapshot.
+ */
+export const TEMPLATE_NAMES = ['anchored', 'claude-code', 'hermes'] as const
+export type TemplateName = (typeof TEMPLATE_NAMES)[number]
 
 /** What the extractive summarizer fills a section with (see extractive.ts). */
 export type DigestKey =
@@ -129,10 +135,17 @@ const hermes: Template = {
 
 export const TEMPLATES: Readonly<Record<TemplateName, Template>> = { anchored, 'claude-code': claudeCode, hermes }
 
+/** What `name` does not name, said with the names there are (null when it names a template). */
+export function unknownTemplate(name: unknown): string | null {
+  if (typeof name === 'string' && Object.hasOwn(TEMPLATES, name)) return null
+  const names = TEMPLATE_NAMES.map((n) => `'${n}'`)
+  return `unknown template ${JSON.stringify(name)} (use ${names.slice(0, -1).join(', ')} or ${names.at(-1)})`
+}
+
 export function getTemplate(name: TemplateName = 'anchored'): Template {
-  const t = TEMPLATES[name]
-  if (!t) throw new TypeError(`unknown template ${JSON.stringify(name)}: use 'anchored', 'claude-code' or 'hermes'`)
-  return t
+  const problem = unknownTemplate(name)
+  if (problem !== null) throw new TypeError(problem)
+  return TEMPLATES[name]
 }
 
 /** The Markdown skeleton the summary must follow. */

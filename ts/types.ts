@@ -2,8 +2,9 @@
 import type { Audit, CompactionPlan, Message, ModelMessageLike, Session, TokenizerName, Usage } from '../native.js'
 import type { CompactError } from './errors.js'
 
-/** Summary templates: opencode/pi's anchored sections (default), Claude Code's 9 sections, Hermes's reference snapshot. */
-export type TemplateName = 'anchored' | 'claude-code' | 'hermes'
+import type { TemplateName } from './templates.js'
+
+export type { TemplateName }
 
 /**
  * How the summary request is sent. `conversation`: the agent's own last request (its messages

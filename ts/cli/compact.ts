@@ -7,7 +7,8 @@ import type { ContextUsage, PruneResult } from '../../native.js'
 import { compact } from '../compact.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
 import { openAICompatibleSummarizer } from '../summarizers/openai-compatible.js'
-import type { CompactionResult, Summarizer, TemplateName } from '../types.js'
+import type { CompactionResult, Summarizer } from '../types.js'
+import { TEMPLATE_NAMES, type TemplateName } from '../templates.js'
 import { addCommonOptions, addOverheadOptions, openSession, type CommonFlags, type RunContext } from './common.js'
 import { CliError, EXIT, usageError } from './errors.js'
 import { int, plural, table } from './format.js'
@@ -15,7 +16,6 @@ import { DEFAULT_OUT_FORMAT, OUT_FORMATS, print, printJson, writeSession, type O
 
 export const SUMMARIZERS = ['extractive', 'openai-compatible'] as const
 export type SummarizerName = (typeof SUMMARIZERS)[number]
-export const TEMPLATE_NAMES: readonly TemplateName[] = ['anchored', 'claude-code', 'hermes']
 
 export interface CompactFlags extends CommonFlags {
   summarizer: SummarizerName

@@ -2,7 +2,7 @@
 // lines, or a session store), or its context as AI SDK, Anthropic Messages or OpenAI chat messages.
 import { Option, type Command } from 'commander'
 
-import type { ConvertOptions, ModelFormat } from '../../native.js'
+import { modelFormats, type ConvertOptions, type ModelFormat } from '../../native.js'
 import { addCommonOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { usageError } from './errors.js'
 import { int, plural } from './format.js'
@@ -18,8 +18,8 @@ import {
   type OutFormat,
 } from './output.js'
 
-export const TARGETS = ['contextfold', 'ai-sdk', 'anthropic', 'openai'] as const
-export type Target = (typeof TARGETS)[number]
+export type Target = 'contextfold' | ModelFormat
+export const TARGETS: readonly Target[] = ['contextfold', ...modelFormats()]
 
 export interface ConvertFlags extends CommonFlags {
   to: Target

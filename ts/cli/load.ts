@@ -3,28 +3,13 @@
 // session store (first line `{"type":"header",...}`, read with the native SessionStore).
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 
-import { importTranscriptAsync, SessionStore } from '../../native.js'
+import { importTranscriptAsync, isStoreHeader, SessionStore, transcriptFormats } from '../../native.js'
 import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
 import { plural } from './format.js'
 import { databaseOf, loadDatabase, type DatabaseFlags } from './database.js'
-import { isStoreHeader } from './store.js'
 
-export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = [
-  'claude-code',
-  'codex',
-  'pi',
-  'opencode',
-  'swe-agent',
-  'mini-swe-agent',
-  'openhands',
-  'openai-chat',
-  'kimi-cli',
-  'copilot-cli',
-  'gemini-cli',
-  'ai-sdk',
-  'ai-sdk-ui',
-]
+export const TRANSCRIPT_FORMATS: readonly TranscriptFormat[] = transcriptFormats()
 
 /** What the input is: a transcript format, `contextfold` (messages, one per line) or `store`. */
 export type InputFormat = TranscriptFormat | 'contextfold' | 'store'
@@ -105,7 +90,7 @@ export function sniff(head: string): 'store' | 'contextfold' | undefined {
   const line = nl < 0 ? text : text.slice(0, nl)
   const value = parse(line)
   if (value !== undefined) {
-    if (isStoreHeader(value)) return 'store'
+    if (isStoreHeader(line)) return 'store'
     if (isMessageLike(value)) return 'contextfold'
     return undefined
   }
@@ -164,15 +149,15 @@ export function parseMessages(text: string, file: string): { messages: Message[]
   return { messages, warnings }
 }
 
-function loadStore(file: string, head: string | undefined, recover: boolean): LoadedInput {
+function loadStore(file: string, recover: boolean): LoadedInput {
   let store: SessionStore | undefined
   try {
     store = SessionStore.open(file, { readOnly: true, recover })
     const messages = store.loadAll()
     const warnings: ImportWarning[] = store.warnings.map((w) => ({ line: w.line, message: w.message }))
     const loaded: LoadedInput = { file, format: 'store', messages, warnings }
-    const header = head === undefined ? undefined : parse(head.replace(/^\uFEFF/, '').split('\n', 1)[0] ?? '')
-    if (isStoreHeader(header) && header.session && typeof header.session === 'object') loaded.sessionOptions = header.session
+    const session = store.header?.session
+    if (session) loaded.sessionOptions = session
     return loaded
   } catch (e) {
     throw inputError(file, e)
@@ -195,7 +180,7 @@ export async function loadInput(file: string, options: LoadOptions = {}): Promis
 
   if (format === 'store') {
     if (stdin) throw new CliError(EXIT.INPUT, 'CF_UNSUPPORTED', '-: a session store must be read from a file, not standard input', { file })
-    return loadStore(file, head, options.recover === true)
+    return loadStore(file, options.recover === true)
   }
   if (format === 'contextfold') {
     let body = text

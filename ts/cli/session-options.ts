@@ -1,12 +1,12 @@
 // Session options from the command line: the model window (--context, --output), the tokenizer, and
 // the provider's prices and cache lifetime (--prices, --cache-ttl).
-import type { CacheOptions, ModelCost, SessionOptions, TokenizerName } from '../../native.js'
+import { tokenizerNames, type CacheOptions, type ModelCost, type SessionOptions, type TokenizerName } from '../../native.js'
 
 export const DEFAULT_CONTEXT = 200_000
 /** Output tokens assumed when --output is not given: 32,000, at most a quarter of the window. */
 export const DEFAULT_MAX_OUTPUT = 32_000
 
-export const TOKENIZERS: readonly TokenizerName[] = ['o200k', 'cl100k', 'estimate']
+export const TOKENIZERS: readonly TokenizerName[] = tokenizerNames()
 
 export function defaultOutput(context: number): number {
   return Math.min(DEFAULT_MAX_OUTPUT, Math.floor(context / 4))
