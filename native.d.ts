@@ -992,7 +992,8 @@ export declare function usable(args: { model: ModelInfo; cfg?: CompactionConfig 
 /**
  * A provider's usage report as a contextfold `Usage` (`input` without the cached tokens): AI SDK
  * v5, v6 and v7 step usage, the provider specification's nested shape, OpenAI chat and responses,
- * Anthropic. `undefined` when `usage` is no usage report. The one mapping the importers and the
- * summarizers share.
+ * Anthropic, pi-ai. With the call's `providerMetadata`, Anthropic's own report in it comes first
+ * (ai v5's Anthropic provider reports cache writes only there). `undefined` when there is no
+ * usage report. The one mapping the importers, the summarizers and the integrations share.
  */
-export declare function usageFromProvider(usage: unknown): Usage | undefined
+export declare function usageFromProvider(usage: unknown, providerMetadata?: unknown): Usage | undefined
