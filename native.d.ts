@@ -553,6 +553,12 @@ export declare class Session {
   context(): Message[]
   /** The message with this id, if any. */
   get(id: string): Message | undefined
+  /**
+   * A new message id, `<prefix>_` (default `msg`) and the time: no message of the session has
+   * it, and it sorts after every id made before it with the same prefix (the compaction
+   * requests and summaries `applyCompaction` writes use `cmp` and `sum`).
+   */
+  newMessageID(prefix?: string): string
   /** The options the session was created with, defaults filled in. */
   get options(): SessionOptions & { tokenizer: TokenizerName }
   /**
@@ -944,6 +950,8 @@ export interface SentRequest {
   messages: number
   /** Recorded with `recordRequest` (else read from the newest answer's time). */
   recorded: boolean
+  /** How many of the context's last messages arrived after it (the provider has not read them). */
+  unsent: number
 }
 
 /** The largest suffix of `turn` that fits `budget` tokens and may start a tail, if any. */

@@ -144,6 +144,17 @@ impl Session {
         })
     }
 
+    /// A new message id, `<prefix>_` (default `msg`) and the time: no message of the session has
+    /// it, and it sorts after every id made before it with the same prefix (the compaction
+    /// requests and summaries `applyCompaction` writes use `cmp` and `sum`).
+    #[napi(js_name = "newMessageID")]
+    pub fn new_message_id(&self, #[napi(ts_arg_type = "string")] prefix: Option<Text>) -> Result<String> {
+        guard(|| {
+            let prefix = prefix.map(|p| p.get("prefix")).transpose()?;
+            Ok(self.read().new_id(prefix.as_deref().unwrap_or("msg")))
+        })
+    }
+
     /// The options the session was created with, defaults filled in.
     #[napi(getter, ts_return_type = "SessionOptions & { tokenizer: TokenizerName }")]
     pub fn options<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
@@ -216,14 +227,19 @@ impl Session {
             if at.is_some_and(|t| !t.is_finite() || t < 0.0) {
                 return Err(crate::error::CfError::invalid_argument("recordRequest: `at` must be a time in epoch ms"));
             }
-            Ok(self.write().record_request(at).into())
+            let mut h = self.write();
+            let sent = h.record_request(at);
+            Ok(SentRequest::new(sent, h.unsent_after(sent)))
         })
     }
 
     /// The last request: the one recorded, or the one the newest answer replied to.
     #[napi]
     pub fn last_request(&self) -> Result<Option<SentRequest>> {
-        guard(|| Ok(self.read().last_sent().map(SentRequest::from)))
+        guard(|| {
+            let h = self.read();
+            Ok(h.last_sent().map(|sent| SentRequest::new(sent, h.unsent_after(sent))))
+        })
     }
 
     /// The context's message ids with their token counts (nothing is counted again).
