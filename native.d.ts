@@ -37,6 +37,14 @@ export interface ToolPart { type: 'tool'; id: string; callID: string; tool: stri
 /** Hides `[hiddenFromID or the start, tailStartID)`; without `tailStartID`, everything before the request. */
 export interface CompactionPart {
   type: 'compaction'; id: string; auto: boolean; overflow?: boolean; hiddenFromID?: string; tailStartID?: string
+  /** Files read (only) and modified up to this compaction, cumulative: the next one carries them over. */
+  files?: { read: string[]; modified: string[] }
+  /** What the next compaction's summary must keep, carried over (`applyCompaction` writes it). */
+  keep?: Fact[]
+  /** The session's pins when it was recorded. */
+  pins?: Pin[]
+  /** The loss audit of its summary. */
+  audit?: Omit<Audit, 'section'>
   [key: string]: unknown
 }
 /** A part type contextfold does not know: kept as it is, ignored by conversion and counting. */
@@ -638,20 +646,22 @@ export declare class Session {
   /**
    * The loss audit of a summary for `plan`: which of `plan.keep` the summary (the text to be
    * stored) and the messages the compaction keeps hold, and a `section` restoring the others
-   * verbatim (append it to the summary). Changes nothing.
+   * verbatim (append it to the summary). Of `plan` it reads only the fields it needs. Changes
+   * nothing.
    */
-  auditCompaction(plan: CompactionPlan, summary: string): Audit
+  auditCompaction(plan: Pick<CompactionPlan, 'summarizedIDs' | 'keep' | 'summaryBudget'>, summary: string): Audit
   /**
    * The context's size now and after recording `summary` for `plan` (and `following`, the
    * message appended after it), both counted locally. Changes nothing.
    */
-  previewCompaction(plan: CompactionPlan, summary: string, following?: string): CompactionPreview
+  previewCompaction(plan: Pick<CompactionPlan, 'summarizedIDs'>, summary: string, following?: string): CompactionPreview
   /**
    * Records a compaction: appends the request (a user message whose `compaction` part names the
    * hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
-   * is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.
+   * is the summary text or `{ text, usage?, finish?, model? }`. Of `plan` it reads only what it
+   * records (never the transcript). Nothing changes on error.
    */
-  applyCompaction(plan: CompactionPlan, summary: string | SummaryInput): [Message, Message]
+  applyCompaction(plan: Pick<CompactionPlan, 'tailStartID' | 'hiddenFromID' | 'auto' | 'overflow' | 'readFiles' | 'modifiedFiles' | 'keep'>, summary: string | SummaryInput): [Message, Message]
   /**
    * A session holding AI SDK `ModelMessage`s (ai v5, v6, v7: `response.messages`,
    * `convertToModelMessages(...)`): each becomes a canonical message, a tool result joins its

@@ -372,6 +372,7 @@ impl Builder {
             overflow: None,
             hidden_from_id: hidden_from,
             tail_start_id: tail_start,
+            files: None,
             extra,
         };
         req.parts.push(Part::Compaction(part));

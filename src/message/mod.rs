@@ -10,7 +10,7 @@ mod truncate;
 
 pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};
 pub use parse::{check_message, parse_message};
-pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
+pub use part::{CompactionFiles, CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
 pub use provider_usage::{step_usage_from_provider, usage_from_provider};
 pub use truncate::{head_and_tail, keep_head_and_tail, Cut};
 

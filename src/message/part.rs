@@ -49,8 +49,21 @@ pub struct CompactionPart {
     /// The hidden range ends before this message (default: the compaction request itself).
     #[serde(rename = "tailStartID", default, skip_serializing_if = "Option::is_none")]
     pub tail_start_id: Option<String>,
+    /// The files read and modified up to this compaction (cumulative), which the next one carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<CompactionFiles>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The files a compaction request records.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompactionFiles {
+    /// Files only read.
+    #[serde(default)]
+    pub read: Vec<String>,
+    #[serde(default)]
+    pub modified: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use super::objects::{
     CacheBreakpoint, ContextTokens, ContextUsage, PruneDecision, PruneResult, Selection, SentRequest, Turn,
 };
 use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
-use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
+use super::value::{self, to_js, ConvertArgs, Json, JsonList, Picked, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
 use crate::convert::convert;
 use crate::message::Message;
@@ -394,16 +394,19 @@ impl Session {
 
     /// The loss audit of a summary for `plan`: which of `plan.keep` the summary (the text to be
     /// stored) and the messages the compaction keeps hold, and a `section` restoring the others
-    /// verbatim (append it to the summary). Changes nothing.
+    /// verbatim (append it to the summary). Of `plan` it reads only the fields it needs. Changes
+    /// nothing.
     #[napi(ts_return_type = "Audit")]
     pub fn audit_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "Pick<CompactionPlan, 'summarizedIDs' | 'keep' | 'summaryBudget'>")] plan: Picked<
+            compaction::AuditPlan,
+        >,
         #[napi(ts_arg_type = "string")] summary: Text,
     ) -> Result<Unknown<'env>> {
         guard(|| {
-            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let plan = plan.get("plan")?;
             to_js(env, &compaction::audit_summary(&self.read(), &plan, &summary.get("summary")?))
         })
     }
@@ -414,12 +417,12 @@ impl Session {
     pub fn preview_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "Pick<CompactionPlan, 'summarizedIDs'>")] plan: Picked<compaction::PreviewPlan>,
         #[napi(ts_arg_type = "string")] summary: Text,
         #[napi(ts_arg_type = "string")] following: Option<Text>,
     ) -> Result<Unknown<'env>> {
         guard(|| {
-            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let plan = plan.get("plan")?;
             let following = following.map(|t| t.get("following")).transpose()?;
             to_js(env, &compaction::preview(&self.read(), &plan, &summary.get("summary")?, following.as_deref()))
         })
@@ -427,16 +430,20 @@ impl Session {
 
     /// Records a compaction: appends the request (a user message whose `compaction` part names the
     /// hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
-    /// is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.
+    /// is the summary text or `{ text, usage?, finish?, model? }`. Of `plan` it reads only what it
+    /// records (never the transcript). Nothing changes on error.
     #[napi(ts_return_type = "[Message, Message]")]
     pub fn apply_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(
+            ts_arg_type = "Pick<CompactionPlan, 'tailStartID' | 'hiddenFromID' | 'auto' | 'overflow' | 'readFiles' | 'modifiedFiles' | 'keep'>"
+        )]
+        plan: Picked<compaction::ApplyPlan>,
         #[napi(ts_arg_type = "string | SummaryInput")] summary: Json,
     ) -> Result<Unknown<'env>> {
         guard(|| {
-            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let plan = plan.get("plan")?;
             let summary: SummaryInput = match summary.value("summary", crate::error::Code::InvalidArgument)? {
                 Value::String(text) => SummaryInput { text, ..Default::default() },
                 other => crate::policy::parse_options("summary", other)?,
