@@ -96,34 +96,17 @@ pub fn apply(h: &mut History, plan: &ApplyPlan, summary: SummaryInput) -> Result
         files: Some(CompactionFiles { read: plan.read_files.clone(), modified: plan.modified_files.clone() }),
         extra,
     };
-    let request = Message {
-        id: request_id.clone(),
-        role: Role::User,
-        parts: vec![Part::Compaction(part)],
-        time: Some(Time { created: now, completed: None }),
-        parent_id: None,
-        summary: None,
-        finish: None,
-        error: None,
-        tokens: None,
-        model: None,
-        extra: Map::new(),
-    };
+    let time = Time { created: now, completed: None };
+    let request = Message::new(request_id.clone(), Role::User, vec![Part::Compaction(part)], Some(time));
     let summary_id = h.new_id("sum");
     let text = TextPart { id: format!("{summary_id}_t"), text: summary.text, synthetic: None, extra: Map::new() };
-    let answer = Message {
-        id: summary_id,
-        role: Role::Assistant,
-        parts: vec![Part::Text(text)],
-        time: Some(Time { created: now, completed: Some(now) }),
-        parent_id: Some(request_id),
-        summary: Some(true),
-        finish: Some(summary.finish.unwrap_or_else(|| "stop".into())),
-        error: None,
-        tokens: summary.usage,
-        model: summary.model,
-        extra: Map::new(),
-    };
+    let time = Time { created: now, completed: Some(now) };
+    let mut answer = Message::new(summary_id, Role::Assistant, vec![Part::Text(text)], Some(time));
+    answer.parent_id = Some(request_id);
+    answer.summary = Some(true);
+    answer.finish = Some(summary.finish.unwrap_or_else(|| "stop".into()));
+    answer.tokens = summary.usage;
+    answer.model = summary.model;
     h.append(request.clone())?;
     h.append(answer.clone())?;
     Ok([request, answer])
