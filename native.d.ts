@@ -22,6 +22,17 @@ export type ModelRef = {
 }
 
 /**
+ * The files a compaction request records, cumulative: the next compaction carries them over.
+ */
+export type CompactionFiles = {
+  /**
+   * Files only read.
+   */
+  read: Array<string>
+  modified: Array<string>
+}
+
+/**
  * A model's prices in USD per million tokens (models.dev's `cost`).
  */
 export type ModelCost = {
@@ -408,6 +419,37 @@ export type CompactionPlan = {
 }
 
 /**
+ * What the loss audit reads of a plan (`auditCompaction`): a caller sends back these fields, not
+ * the summarizer's input. A `CompactionPlan` is one.
+ */
+export type AuditPlan = {
+  summarizedIDs: Array<string>
+  keep?: Array<Fact>
+  summaryBudget: number
+}
+
+/**
+ * What `previewCompaction` reads of a plan. A `CompactionPlan` is one.
+ */
+export type PreviewPlan = {
+  summarizedIDs: Array<string>
+}
+
+/**
+ * What `applyCompaction` reads of a plan: a caller sends back these fields, not the summarizer's
+ * input. A `CompactionPlan` is one.
+ */
+export type ApplyPlan = {
+  tailStartID?: string
+  hiddenFromID?: string
+  auto: boolean
+  overflow: boolean
+  readFiles: Array<string>
+  modifiedFiles: Array<string>
+  keep?: Array<Fact>
+}
+
+/**
  * The summary as the caller got it from the model.
  */
 export type SummaryInput = {
@@ -678,6 +720,14 @@ export interface ToolPart { type: 'tool'; id: string; callID: string; tool: stri
 /** Hides `[hiddenFromID or the start, tailStartID)`; without `tailStartID`, everything before the request. */
 export interface CompactionPart {
   type: 'compaction'; id: string; auto: boolean; overflow?: boolean; hiddenFromID?: string; tailStartID?: string
+  /** Files read (only) and modified up to this compaction, cumulative: the next one carries them over. */
+  files?: CompactionFiles
+  /** What the next compaction's summary must keep, carried over (`applyCompaction` writes it). */
+  keep?: Fact[]
+  /** The session's pins when it was recorded. */
+  pins?: Pin[]
+  /** The loss audit of its summary. */
+  audit?: Omit<Audit, 'section'>
   [key: string]: unknown
 }
 
@@ -864,6 +914,12 @@ export declare class Session {
   context(): Message[]
   /** The message with this id, if any. */
   get(id: string): Message | undefined
+  /**
+   * A new message id, `<prefix>_` (default `msg`) and the time: no message of the session has
+   * it, and it sorts after every id made before it with the same prefix (the compaction
+   * requests and summaries `applyCompaction` writes use `cmp` and `sum`).
+   */
+  newMessageID(prefix?: string): string
   /** The options the session was created with, defaults filled in. */
   get options(): SessionOptions & { tokenizer: TokenizerName }
   /**
@@ -943,20 +999,22 @@ export declare class Session {
   /**
    * The loss audit of a summary for `plan`: which of `plan.keep` the summary (the text to be
    * stored) and the messages the compaction keeps hold, and a `section` restoring the others
-   * verbatim (append it to the summary). Changes nothing.
+   * verbatim (append it to the summary). Of `plan` it reads only the fields it needs. Changes
+   * nothing.
    */
-  auditCompaction(plan: CompactionPlan, summary: string): Audit
+  auditCompaction(plan: AuditPlan, summary: string): Audit
   /**
    * The context's size now and after recording `summary` for `plan` (and `following`, the
    * message appended after it), both counted locally. Changes nothing.
    */
-  previewCompaction(plan: CompactionPlan, summary: string, following?: string): CompactionPreview
+  previewCompaction(plan: PreviewPlan, summary: string, following?: string): CompactionPreview
   /**
    * Records a compaction: appends the request (a user message whose `compaction` part names the
    * hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
-   * is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.
+   * is the summary text or `{ text, usage?, finish?, model? }`. Of `plan` it reads only what it
+   * records (never the transcript). Nothing changes on error.
    */
-  applyCompaction(plan: CompactionPlan, summary: string | SummaryInput): [Message, Message]
+  applyCompaction(plan: ApplyPlan, summary: string | SummaryInput): [Message, Message]
   /**
    * A session holding AI SDK `ModelMessage`s (ai v5, v6, v7: `response.messages`,
    * `convertToModelMessages(...)`): each becomes a canonical message, a tool result joins its
@@ -1266,6 +1324,8 @@ export interface SentRequest {
   messages: number
   /** Recorded with `recordRequest` (else read from the newest answer's time). */
   recorded: boolean
+  /** How many of the context's last messages arrived after it (the provider has not read them). */
+  unsent: number
 }
 
 /** The largest suffix of `turn` that fits `budget` tokens and may start a tail, if any. */
@@ -1320,7 +1380,8 @@ export declare function usable(args: { model: ModelInfo; cfg?: CompactionConfig 
 /**
  * A provider's usage report as a contextfold `Usage` (`input` without the cached tokens): AI SDK
  * v5, v6 and v7 step usage, the provider specification's nested shape, OpenAI chat and responses,
- * Anthropic. `undefined` when `usage` is no usage report. The one mapping the importers and the
- * summarizers share.
+ * Anthropic, pi-ai. With the call's `providerMetadata`, Anthropic's own report in it comes first
+ * (ai v5's Anthropic provider reports cache writes only there). `undefined` when there is no
+ * usage report. The one mapping the importers, the summarizers and the integrations share.
  */
-export declare function usageFromProvider(usage: unknown): Usage | undefined
+export declare function usageFromProvider(usage: unknown, providerMetadata?: unknown): Usage | undefined

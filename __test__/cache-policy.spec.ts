@@ -82,13 +82,22 @@ describe('contextTokens() and the last request', () => {
 
   it('reads the last request from the newest answer, or from recordRequest', () => {
     const s = sessionOf(turnsFrom(0, 3, T0))
-    expect(s.lastRequest()).toEqual({ at: T0 + 2 * MINUTE + 3_000, messages: 8, recorded: false })
+    expect(s.lastRequest()).toEqual({ at: T0 + 2 * MINUTE + 3_000, messages: 8, recorded: false, unsent: 1 })
     const r = s.recordRequest(T0 + 10 * MINUTE)
-    expect(r).toEqual({ at: T0 + 10 * MINUTE, messages: 9, recorded: true })
+    expect(r).toEqual({ at: T0 + 10 * MINUTE, messages: 9, recorded: true, unsent: 0 })
     expect(s.lastRequest()).toEqual(r)
     // Without a time: the newest message's own.
     expect(s.recordRequest().at).toBe(T0 + 2 * MINUTE + 4_000)
     expect(() => s.recordRequest(Number.NaN)).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
+  })
+
+  it("counts the context's messages that arrived after the last request, as contextTokens() does", () => {
+    const s = sessionOf(turnsFrom(0, 3, T0))
+    expect(s.lastRequest()?.unsent).toBe(s.contextTokens().unsent)
+    s.recordRequest()
+    s.append(turnsFrom(3, 1, T0)[0]!)
+    expect(s.lastRequest()?.unsent).toBe(1)
+    expect(s.contextTokens().unsent).toBe(1)
   })
 })
 

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 
 import { Session } from '../native.js'
-import type { CompactionPlan, Message } from '../native.js'
+import type { CompactionPart, CompactionPlan, Message } from '../native.js'
 import {
   MODEL,
   assistant,
@@ -287,6 +287,50 @@ describe('applyCompaction', () => {
     expectCode(() => s.applyCompaction({} as CompactionPlan, 'S'), 'CF_INVALID_ARGUMENT')
     expectCode(() => s.applyCompaction(s.prepareCompaction()!, 42 as never), 'CF_INVALID_ARGUMENT')
     expect(snapshot(s)).toEqual(before)
+  })
+
+  it('reads only what it records of the plan, as do the audit and the preview: the transcript stays in JS', () => {
+    const s = session()
+    const plan = s.prepareCompaction()!
+    const read = new Set<string>()
+    const watched = new Proxy(plan, {
+      get: (target, key, receiver) => {
+        if (typeof key === 'string') read.add(key)
+        return Reflect.get(target, key, receiver)
+      },
+    })
+    s.previewCompaction(watched, 'S')
+    expect([...read].sort()).toEqual(['summarizedIDs'])
+    s.auditCompaction(watched, 'S')
+    expect([...read].sort()).toEqual(['keep', 'summarizedIDs', 'summaryBudget'])
+    read.clear()
+    s.applyCompaction(watched, 'S')
+    expect([...read].sort()).toEqual(['auto', 'hiddenFromID', 'keep', 'modifiedFiles', 'overflow', 'readFiles', 'tailStartID'])
+  })
+
+  it('records the files, what the next summary must keep, the pins and the audit in the compaction part', () => {
+    const s = session()
+    s.pinText('the API stays stable')
+    const plan = s.prepareCompaction()!
+    const audit = s.auditCompaction(plan, 'S')
+    const [req] = s.applyCompaction(plan, { text: 'S', audit })
+    const part = req.parts.find((p) => p.type === 'compaction') as CompactionPart
+    expect(part.files).toEqual({ read: plan.readFiles, modified: plan.modifiedFiles })
+    expect(part.keep).toEqual(plan.keep.filter((f) => f.kind !== 'readFile' && f.kind !== 'modifiedFile'))
+    expect(part.pins).toEqual(s.pins())
+    expect(part.audit).toEqual({ kept: audit.kept, restored: audit.restored, dropped: audit.dropped })
+    // A compaction part whose files are not lists of paths is no valid message.
+    const bad = { id: 'x1', role: 'user' as const, parts: [{ type: 'compaction', id: 'x1c', auto: true, files: { read: 'a.ts' } }] }
+    expect(expectCode(() => s.append(bad as unknown as Message), 'CF_INVALID_MESSAGE').message).toContain('files.read')
+  })
+
+  it('newMessageID gives an id no message has, sorting after those made before it with the same prefix', () => {
+    const s = session()
+    const [, sum] = s.applyCompaction(s.prepareCompaction()!, 'S')
+    const [a, b] = [s.newMessageID('sum'), s.newMessageID('sum')]
+    expect(sum.id < a && a < b).toBe(true)
+    expect(s.newMessageID()).toMatch(/^msg_[0-9a-f]{18}$/)
+    expect(s.get(a) ?? undefined).toBeUndefined()
   })
 
   it('from: the kept head stays first, then the request and the summary', () => {

@@ -5,6 +5,7 @@ import { MockLanguageModelV2 } from 'ai/test'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 import { aiSdkSummarizer } from '../dist/ai/index.js'
+import { piModelSummarizer } from '../dist/pi/index.js'
 import {
   TEMPLATES,
   classifyError,
@@ -242,6 +243,30 @@ describe('usageFromProvider: one mapping for every usage shape', () => {
     expect(usageFromProvider({ inputTokens: 10, outputTokens: undefined })).toEqual({ input: 10, output: 0, total: 10 })
     expect(usageFromProvider({})).toBeUndefined()
     expect(usageFromProvider(undefined)).toBeUndefined()
+  })
+
+  it("reads pi-ai's usage, and a step's Anthropic report in its provider metadata first", () => {
+    // pi-ai: `input` leaves the cache out; zeros are no report.
+    const pi = { input: 150, output: 30, cacheRead: 100, cacheWrite: 0, totalTokens: 280, cost: { total: 0.01 } }
+    expect(usageFromProvider(pi)).toEqual({ input: 150, output: 30, cacheRead: 100, total: 280 })
+    expect(usageFromProvider({ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 })).toBeUndefined()
+    // ai v5's Anthropic provider: cache writes only in its own report.
+    const usage = { inputTokens: 250, outputTokens: 30, cachedInputTokens: 100 }
+    const providerMetadata = { anthropic: { usage: { input_tokens: 150, output_tokens: 30, cache_read_input_tokens: 100, cache_creation_input_tokens: 50 } } }
+    expect(usageFromProvider(usage, providerMetadata)).toEqual({ input: 150, output: 30, cacheRead: 100, cacheWrite: 50, total: 330 })
+    expect(usageFromProvider(usage, { openai: {} })).toEqual(usageFromProvider(usage))
+    expect(usageFromProvider(usage, undefined)).toEqual({ input: 150, output: 30, cacheRead: 100, total: 280 })
+  })
+
+  it("pi's summarizer records pi-ai's usage through the same mapping", async () => {
+    const usage = { input: 150, output: 30, cacheRead: 100, cacheWrite: 0, totalTokens: 280 }
+    const answer = (u: typeof usage) => async () => ({ role: 'assistant', content: [{ type: 'text', text: 'S' }], stopReason: 'stop', usage: u })
+    const ctx = { model: { provider: 'anthropic', id: 'claude-test' } } as never
+    const req = { system: 'sys', prompt: 'p', maxOutputTokens: 100 } as never
+    const out = await piModelSummarizer(ctx, answer(usage) as never)(req, new AbortController().signal)
+    expect(out).toEqual({ text: 'S', finishReason: 'stop', model: { providerID: 'anthropic', modelID: 'claude-test' }, usage: usageFromProvider(usage) })
+    const none = await piModelSummarizer(ctx, answer({ ...usage, input: 0, output: 0, cacheRead: 0 }) as never)(req, new AbortController().signal)
+    expect(none.usage).toBeUndefined()
   })
 
   it('gives the summarizers what the importers record for the same OpenAI response', async () => {

@@ -215,7 +215,7 @@ pub fn session_ops(data: &[u8]) {
                 if let Ok(Some(plan)) = prepare(&h, &popts) {
                     let text = if u.u8() % 8 == 0 { String::new() } else { "## Goal\nsummary".to_string() };
                     let len = h.len();
-                    match apply(&mut h, &plan, SummaryInput { text, ..Default::default() }) {
+                    match apply(&mut h, &(&plan).into(), SummaryInput { text, ..Default::default() }) {
                         Ok(_) => {
                             let visible: Vec<String> = h.visible().iter().map(|e| e.msg.id.clone()).collect();
                             for id in &plan.summarized_ids {

@@ -131,6 +131,7 @@ fn contract() -> String {
     let decls = [
         declare::<message::Usage>(),
         declare::<message::ModelRef>(),
+        declare::<message::CompactionFiles>(),
         declare::<cost::Prices>(),
         declare_defaulted::<cost::CacheOptions>(),
         declare::<policy::ModelLimit>(),
@@ -153,6 +154,9 @@ fn contract() -> String {
         declare::<session::Pin>(),
         declare::<compaction::Preview>(),
         declare::<compaction::CompactionPlan>(),
+        declare::<compaction::AuditPlan>(),
+        declare::<compaction::PreviewPlan>(),
+        declare::<compaction::ApplyPlan>(),
         declare::<compaction::SummaryInput>(),
         declare::<store::PruneRecord>(),
         union(

@@ -295,7 +295,7 @@ function conversationOf(
  * those to its cache at the write price, and a step's output can be longer than the summary.
  */
 function cachedFirst(session: Session, view: readonly Message[], request: readonly ModelMessageLike[]): ModelMessageLike[] {
-  const { unsent } = session.contextTokens()
+  const unsent = session.lastRequest()?.unsent ?? 0
   if (unsent === 0) return [...request]
   // Converted once: cutting outputs changes no message count.
   const cut = toModelMessages(view.slice(view.length - unsent), { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]

@@ -2,17 +2,6 @@
 import type { FilePart, Message, Part, Session } from '../native.js'
 import { CONTINUE_TEXT, MEDIA_NOTICE } from './prompt.js'
 
-let counter = 0
-
-/** A message id that sorts after the ones written before it (like the native `cmp_` / `sum_` ids). */
-export function newMessageID(session: Session, prefix = 'msg'): string {
-  for (;;) {
-    counter = (counter + 1) & 0xffffff
-    const id = `${prefix}_${Date.now().toString(16).padStart(12, '0')}${counter.toString(16).padStart(6, '0')}`
-    if (session.get(id) == null) return id // `get` answers null (typed undefined) for a missing id
-  }
-}
-
 /** Images and PDFs: what a replay turns into `[Attached <mime>: <filename>]` (opencode's `isMedia`). */
 export function isMedia(mime: string): boolean {
   return mime.startsWith('image/') || mime === 'application/pdf'
@@ -38,7 +27,7 @@ export function continueText(overflow: boolean): string {
  * comes first. The text part is `synthetic` with `metadata: { compaction_continue: true }`.
  */
 export function continueMessage(session: Session, opts: { overflow: boolean; like?: Message }): Message {
-  const id = newMessageID(session)
+  const id = session.newMessageID()
   const text = continueText(opts.overflow)
   const like = opts.like
   return {
@@ -56,7 +45,7 @@ export function continueMessage(session: Session, opts: { overflow: boolean; lik
  * and parts with new ids, images and PDFs replaced by `[Attached <mime>: <filename>]` text parts.
  */
 export function replayMessage(session: Session, original: Message): Message {
-  const id = newMessageID(session)
+  const id = session.newMessageID()
   const parts: Part[] = []
   original.parts.forEach((p, i) => {
     if (p.type === 'compaction') return

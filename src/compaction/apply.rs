@@ -1,14 +1,12 @@
 //! `apply`: records a compaction as two messages, the request (a user message with a `compaction`
 //! part naming the hidden range) and the summary that answers it.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Map, Value};
 
-use super::{Audit, CompactionPlan, FactKind};
+use super::{Audit, CompactionPlan, Fact, FactKind};
 use crate::error::{CfError, Code, Result};
-use crate::message::{parse_message, Message, Usage};
+use crate::message::{CompactionFiles, CompactionPart, Message, ModelRef, Part, Role, TextPart, Time, Usage};
 use crate::session::History;
 
 /// The summary as the caller got it from the model.
@@ -22,31 +20,56 @@ pub struct SummaryInput {
     #[serde(default)]
     pub finish: Option<String>,
     #[serde(default)]
-    #[cfg_attr(test, ts(as = "Option<crate::message::ModelRef>"))]
-    pub model: Option<serde_json::Value>,
+    pub model: Option<ModelRef>,
     /// The loss audit's result, recorded in the compaction part.
     #[serde(default)]
     pub audit: Option<Audit>,
+}
+
+/// What `applyCompaction` reads of a plan: a caller sends back these fields, not the summarizer's
+/// input. A `CompactionPlan` is one.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyPlan {
+    #[serde(rename = "tailStartID")]
+    pub tail_start_id: Option<String>,
+    #[serde(rename = "hiddenFromID")]
+    pub hidden_from_id: Option<String>,
+    pub auto: bool,
+    pub overflow: bool,
+    pub read_files: Vec<String>,
+    pub modified_files: Vec<String>,
+    #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<Fact>>", optional))]
+    pub keep: Vec<Fact>,
+}
+
+impl From<&CompactionPlan> for ApplyPlan {
+    fn from(p: &CompactionPlan) -> Self {
+        ApplyPlan {
+            tail_start_id: p.tail_start_id.clone(),
+            hidden_from_id: p.hidden_from_id.clone(),
+            auto: p.auto,
+            overflow: p.overflow,
+            read_files: p.read_files.clone(),
+            modified_files: p.modified_files.clone(),
+            keep: p.keep.clone(),
+        }
+    }
 }
 
 fn now_ms() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-/// Ascending ids that sort after every message written before them.
-fn next_id(h: &History, prefix: &str) -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    loop {
-        let id = format!("{prefix}_{:012x}{:06x}", now_ms(), COUNTER.fetch_add(1, Ordering::Relaxed) & 0xff_ffff);
-        if h.get(&id).is_none() {
-            return id;
-        }
-    }
+fn json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).expect("plain data serializes")
 }
 
 /// Appends the request and the summary to `h` and returns them. Fails without changing anything
 /// if the plan's messages are gone or the summary is empty.
-pub fn apply(h: &mut History, plan: &CompactionPlan, summary: SummaryInput) -> Result<[Message; 2]> {
+pub fn apply(h: &mut History, plan: &ApplyPlan, summary: SummaryInput) -> Result<[Message; 2]> {
     if summary.text.trim().is_empty() {
         return Err(CfError::invalid_argument("summary: the text is empty"));
     }
@@ -57,44 +80,37 @@ pub fn apply(h: &mut History, plan: &CompactionPlan, summary: SummaryInput) -> R
             }
         }
     }
-    let now = now_ms();
-    let request_id = next_id(h, "cmp");
-    let mut part = json!({
-        "type": "compaction", "id": format!("{request_id}_c"), "auto": plan.auto,
-        "files": {"read": plan.read_files, "modified": plan.modified_files}
-    });
-    if plan.overflow {
-        part["overflow"] = json!(true);
-    }
+    let now = now_ms() as f64;
+    let request_id = h.new_id("cmp");
     // What the next compaction carries over, and what this one's audit found.
-    let carried: Vec<_> =
+    let carried: Vec<&Fact> =
         plan.keep.iter().filter(|f| !matches!(f.kind, FactKind::ReadFile | FactKind::ModifiedFile)).collect();
-    part["keep"] = json!(carried);
-    part["pins"] = json!(h.pins());
-    if let Some(a) = &summary.audit {
-        part["audit"] = json!({"kept": a.kept, "restored": a.restored, "dropped": a.dropped});
+    let mut extra = Map::new();
+    extra.insert("keep".into(), json(&carried));
+    extra.insert("pins".into(), json(&h.pins()));
+    if let Some(a) = summary.audit {
+        extra.insert("audit".into(), json(&Audit { section: None, ..a }));
     }
-    if let Some(t) = &plan.tail_start_id {
-        part["tailStartID"] = json!(t);
-    }
-    if let Some(f) = &plan.hidden_from_id {
-        part["hiddenFromID"] = json!(f);
-    }
-    let request = parse_message(json!({"id": request_id, "role": "user", "time": {"created": now}, "parts": [part]}))?;
-    let summary_id = next_id(h, "sum");
-    let mut answer = json!({
-        "id": summary_id, "role": "assistant", "parentID": request_id, "summary": true,
-        "finish": summary.finish.unwrap_or_else(|| "stop".into()),
-        "time": {"created": now, "completed": now},
-        "parts": [{"type": "text", "id": format!("{summary_id}_t"), "text": summary.text}]
-    });
-    if let Some(u) = summary.usage {
-        answer["tokens"] = serde_json::to_value(u).expect("usage serializes");
-    }
-    if let Some(m) = summary.model {
-        answer["model"] = m;
-    }
-    let answer = parse_message(answer)?;
+    let part = CompactionPart {
+        id: format!("{request_id}_c"),
+        auto: plan.auto,
+        overflow: plan.overflow.then_some(true),
+        hidden_from_id: plan.hidden_from_id.clone(),
+        tail_start_id: plan.tail_start_id.clone(),
+        files: Some(CompactionFiles { read: plan.read_files.clone(), modified: plan.modified_files.clone() }),
+        extra,
+    };
+    let time = Time { created: now, completed: None };
+    let request = Message::new(request_id.clone(), Role::User, vec![Part::Compaction(part)], Some(time));
+    let summary_id = h.new_id("sum");
+    let text = TextPart { id: format!("{summary_id}_t"), text: summary.text, synthetic: None, extra: Map::new() };
+    let time = Time { created: now, completed: Some(now) };
+    let mut answer = Message::new(summary_id, Role::Assistant, vec![Part::Text(text)], Some(time));
+    answer.parent_id = Some(request_id);
+    answer.summary = Some(true);
+    answer.finish = Some(summary.finish.unwrap_or_else(|| "stop".into()));
+    answer.tokens = summary.usage;
+    answer.model = summary.model;
     h.append(request.clone())?;
     h.append(answer.clone())?;
     Ok([request, answer])

@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use super::audit::{audit, preserved_budget, Audit};
+use super::audit::{audit, preserved_budget, Audit, Fact};
 use super::CompactionPlan;
 use crate::message::{markers, Message, Part, ToolState};
 use crate::session::History;
@@ -31,18 +31,46 @@ fn seen_text(m: &Message, out: &mut String) {
     }
 }
 
+/// What the loss audit reads of a plan (`auditCompaction`): a caller sends back these fields, not
+/// the summarizer's input. A `CompactionPlan` is one.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+#[serde(rename_all = "camelCase")]
+pub struct AuditPlan {
+    #[serde(rename = "summarizedIDs")]
+    pub summarized_ids: Vec<String>,
+    #[serde(default)]
+    #[cfg_attr(test, ts(as = "Option<Vec<Fact>>", optional))]
+    pub keep: Vec<Fact>,
+    pub summary_budget: u64,
+}
+
+impl From<&CompactionPlan> for AuditPlan {
+    fn from(p: &CompactionPlan) -> Self {
+        AuditPlan { summarized_ids: p.summarized_ids.clone(), keep: p.keep.clone(), summary_budget: p.summary_budget }
+    }
+}
+
+/// What `previewCompaction` reads of a plan. A `CompactionPlan` is one.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct PreviewPlan {
+    #[serde(rename = "summarizedIDs")]
+    pub summarized_ids: Vec<String>,
+}
+
 /// The context messages a compaction keeps (everything it does not summarize).
-fn kept<'a>(h: &'a History, plan: &'a CompactionPlan) -> impl Iterator<Item = &'a crate::tokens::Entry> {
-    let summarized: HashSet<&str> = plan.summarized_ids.iter().map(String::as_str).collect();
+fn kept<'a>(h: &'a History, summarized_ids: &'a [String]) -> impl Iterator<Item = &'a crate::tokens::Entry> {
+    let summarized: HashSet<&str> = summarized_ids.iter().map(String::as_str).collect();
     h.visible().into_iter().filter(move |e| !summarized.contains(e.msg.id.as_str()))
 }
 
 /// The loss audit of `summary` (the text to be stored) for `plan`: which of `plan.keep` the
 /// summary and the kept messages hold, and the Preserved section for the others.
-pub fn audit_summary(h: &History, plan: &CompactionPlan, summary: &str) -> Audit {
+pub fn audit_summary(h: &History, plan: &AuditPlan, summary: &str) -> Audit {
     let mut seen = summary.to_string();
     seen.push('\n');
-    for e in kept(h, plan) {
+    for e in kept(h, &plan.summarized_ids) {
         seen_text(&e.msg, &mut seen);
     }
     audit(&plan.keep, &seen, preserved_budget(plan.summary_budget), h.counter())
@@ -59,13 +87,13 @@ pub struct Preview {
 
 /// What the context would hold after recording `summary` for `plan` (and `following`, the message
 /// appended after it), against what it holds now.
-pub fn preview(h: &History, plan: &CompactionPlan, summary: &str, following: Option<&str>) -> Preview {
+pub fn preview(h: &History, plan: &PreviewPlan, summary: &str, following: Option<&str>) -> Preview {
     let before: u64 = h.visible().iter().map(|e| e.tokens).sum();
     let c = h.counter();
     let added = 2 * MESSAGE_OVERHEAD
         + c.text(markers::COMPACTION_REQUEST)
         + c.text(summary)
         + following.map_or(0, |t| MESSAGE_OVERHEAD + c.text(t));
-    let after = kept(h, plan).map(|e| e.tokens).sum::<u64>() + added;
+    let after = kept(h, &plan.summarized_ids).map(|e| e.tokens).sum::<u64>() + added;
     Preview { tokens_before: before, tokens_after: after }
 }

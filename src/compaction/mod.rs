@@ -8,10 +8,10 @@ mod check;
 mod prepare;
 mod prune_advice;
 
-pub use apply::{apply, SummaryInput};
+pub use apply::{apply, ApplyPlan, SummaryInput};
 pub use audit::{audit, facts_to_keep, normalize, preserved_budget, Audit, Dropped, Fact, FactKind, PRESERVED_HEADING};
 pub use budget::summary_budget;
-pub use check::{audit_summary, preview, Preview};
+pub use check::{audit_summary, preview, AuditPlan, Preview, PreviewPlan};
 pub use prepare::{prepare, CompactionPlan, PrepareOptions};
 pub use prune_advice::{decide_prune, PruneDecision, Threshold};
 

@@ -256,15 +256,9 @@ fn plan_without_transcript(
     if let Some(Part::Compaction(c)) =
         previous_request.and_then(|r| r.msg.parts.iter().find(|p| matches!(p, Part::Compaction(_))))
     {
-        let list = |key: &str| -> Vec<String> {
-            c.extra
-                .get("files")
-                .and_then(|f| f.get(key))
-                .and_then(|v| v.as_array())
-                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_string)).collect())
-                .unwrap_or_default()
-        };
-        files.merge(list("read"), list("modified"));
+        if let Some(f) = &c.files {
+            files.merge(f.read.clone(), f.modified.clone());
+        }
         previous_keep = c.extra.get("keep").and_then(|k| serde_json::from_value(k.clone()).ok()).unwrap_or_default();
     }
     track_files(summarized.iter().copied(), &mut files);

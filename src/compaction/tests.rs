@@ -59,13 +59,20 @@ fn prepares_and_applies_a_compaction_that_keeps_the_tail() {
     assert!(plan.modified_files.contains(&"src/f0.rs".to_string()));
     assert!(plan.transcript[0].starts_with("[User]: step 0"));
     let before = h.len();
-    let [request, answer] = apply(&mut h, &plan, summary("## Goal\nship it")).unwrap();
+    let [request, answer] = apply(&mut h, &(&plan).into(), summary("## Goal\nship it")).unwrap();
     assert_eq!(h.len(), before + 2);
     let visible = ids(&h);
     let tail_at = visible.iter().position(|id| *id == tail).unwrap();
     assert_eq!(&visible[..3], ["sys".to_string(), request.id.clone(), answer.id.clone()]);
     assert_eq!(tail_at, 3);
     assert!(h.usage().tokens < plan.tokens_before);
+    // Built from typed parts, they are what reading them back gives.
+    for m in [&request, &answer] {
+        assert_eq!(&parse_message(serde_json::to_value(m).unwrap()).unwrap(), m);
+    }
+    let part = request.compaction().unwrap();
+    assert_eq!(part.files.as_ref().map(|f| &f.modified), Some(&plan.modified_files));
+    assert!(part.extra["keep"].is_array() && part.extra["pins"].is_array());
 
     // A second compaction updates the first summary in place and carries its files over.
     for i in 6..9 {
@@ -77,7 +84,7 @@ fn prepares_and_applies_a_compaction_that_keeps_the_tail() {
     assert!(second.modified_files.contains(&"src/f0.rs".to_string()));
     assert!(second.modified_files.contains(&"src/g6.rs".to_string()));
     assert!(second.transcript.iter().all(|b| !b.contains("ship it")), "the old summary is not re-serialized");
-    apply(&mut h, &second, summary("## Goal\nship it, v2")).unwrap();
+    apply(&mut h, &(&second).into(), summary("## Goal\nship it, v2")).unwrap();
     let visible = ids(&h);
     assert_eq!(visible[0], "sys");
     assert!(!visible.contains(&request.id), "the first compaction is absorbed");
@@ -91,14 +98,14 @@ fn partial_compaction_up_to_and_from() {
     let plan = prepare(&h, &PrepareOptions { up_to: Some("a1".into()), ..Default::default() }).unwrap().unwrap();
     assert_eq!(plan.summarized_ids, ["u0", "a0", "u1", "a1"]);
     assert_eq!(plan.tail_start_id.as_deref(), Some("u2"));
-    apply(&mut h, &plan, summary("first half")).unwrap();
+    apply(&mut h, &(&plan).into(), summary("first half")).unwrap();
     assert_eq!(&ids(&h)[2..], ["u2", "a2", "u3", "a3"]);
 
     let mut h = session(msgs, 100_000);
     let plan = prepare(&h, &PrepareOptions { from: Some("u2".into()), ..Default::default() }).unwrap().unwrap();
     assert_eq!(plan.summarized_ids, ["u2", "a2", "u3", "a3"]);
     assert_eq!((plan.tail_start_id.as_deref(), plan.hidden_from_id.as_deref()), (None, Some("u2")));
-    apply(&mut h, &plan, summary("second half")).unwrap();
+    apply(&mut h, &(&plan).into(), summary("second half")).unwrap();
     assert_eq!(&ids(&h)[..4], ["u0", "a0", "u1", "a1"]);
     assert_eq!(ids(&h).len(), 6);
 
@@ -130,7 +137,7 @@ fn protected_turns_stay_and_nothing_to_summarize_is_none() {
     let mut h = session(msgs, 10);
     let plan = prepare(&h, &PrepareOptions { protect_first_turns: 1, ..Default::default() }).unwrap().unwrap();
     assert_eq!(plan.hidden_from_id.as_deref(), Some("u1"));
-    apply(&mut h, &plan, summary("s")).unwrap();
+    apply(&mut h, &(&plan).into(), summary("s")).unwrap();
     assert_eq!(&ids(&h)[..2], ["u0", "a0"]);
     // A single turn cannot keep a tail (it would keep everything): all of it is summarized.
     let h = session(vec![user("u0", "hi")], 10_000);
@@ -146,9 +153,9 @@ fn apply_rejects_empty_summaries_and_stale_plans_without_changing_anything() {
         (0..3).flat_map(|i| [user(&format!("u{i}"), "x"), edit(&format!("a{i}"), "f.rs", 400)]).collect();
     let mut h = session(msgs, 10);
     let mut plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
-    assert!(apply(&mut h, &plan, summary("  ")).is_err());
+    assert!(apply(&mut h, &(&plan).into(), summary("  ")).is_err());
     plan.tail_start_id = Some("gone".into());
-    assert_eq!(apply(&mut h, &plan, summary("s")).unwrap_err().code, crate::error::Code::NotFound);
+    assert_eq!(apply(&mut h, &(&plan).into(), summary("s")).unwrap_err().code, crate::error::Code::NotFound);
     assert_eq!(h.len(), 6);
 }
 
@@ -161,13 +168,17 @@ fn facts_and_pins_carry_across_compactions_and_the_audit_restores_what_a_summary
     let mut h = session(msgs, 500);
     let pin = h.pin_text("deploy target is 10.0.0.7", Some("ops".into())).unwrap();
     let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
-    let audit = super::audit_summary(&h, &plan, "We built things.");
+    let audit = super::audit_summary(&h, &(&plan).into(), "We built things.");
     let restored: Vec<&str> = audit.restored.iter().map(|f| f.text.as_str()).collect();
     assert!(restored.contains(&"Never touch the migrations."), "{restored:?}");
     assert!(restored.contains(&"deploy target is 10.0.0.7"));
     let section = audit.section.clone().unwrap();
-    apply(&mut h, &plan, SummaryInput { audit: Some(audit), ..summary(&format!("We built things.\n\n{section}")) })
-        .unwrap();
+    apply(
+        &mut h,
+        &(&plan).into(),
+        SummaryInput { audit: Some(audit), ..summary(&format!("We built things.\n\n{section}")) },
+    )
+    .unwrap();
     // A second and a third compaction with summaries that forget everything: the facts of the
     // first are still checked, and restored each time.
     for round in 0..2 {
@@ -177,14 +188,14 @@ fn facts_and_pins_carry_across_compactions_and_the_audit_restores_what_a_summary
         }
         let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
         assert!(plan.keep.iter().any(|f| f.text == "Never touch the migrations."));
-        let audit = super::audit_summary(&h, &plan, "Nothing to report.");
+        let audit = super::audit_summary(&h, &(&plan).into(), "Nothing to report.");
         let section = audit.section.clone().unwrap();
         assert!(
             section.contains("Never touch the migrations.")
                 && section.contains("- Pinned (ops): deploy target is 10.0.0.7"),
             "{section}"
         );
-        apply(&mut h, &plan, summary(&format!("Nothing to report.\n\n{section}"))).unwrap();
+        apply(&mut h, &(&plan).into(), summary(&format!("Nothing to report.\n\n{section}"))).unwrap();
     }
     // The pins are recorded in each request: a session rebuilt from the context still has them.
     let context: Vec<Message> = h.visible().into_iter().map(|e| e.msg.clone()).collect();

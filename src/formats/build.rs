@@ -144,19 +144,7 @@ impl Builder {
 
     /// Starts a message (not yet added).
     pub fn message(&mut self, id: Option<&str>, role: Role, time: Option<f64>) -> Message {
-        Message {
-            id: self.message_id(id),
-            role,
-            parts: Vec::new(),
-            time: time.map(|created| Time { created, completed: None }),
-            parent_id: None,
-            summary: None,
-            finish: None,
-            error: None,
-            tokens: None,
-            model: None,
-            extra: Map::new(),
-        }
+        Message::new(self.message_id(id), role, Vec::new(), time.map(|created| Time { created, completed: None }))
     }
 
     /// Adds a message; `from_record` says whether a source record of its own stands behind it.
@@ -372,6 +360,7 @@ impl Builder {
             overflow: None,
             hidden_from_id: hidden_from,
             tail_start_id: tail_start,
+            files: None,
             extra,
         };
         req.parts.push(Part::Compaction(part));

@@ -107,6 +107,23 @@ pub struct Message {
 }
 
 impl Message {
+    /// A message with these parts and nothing else set.
+    pub fn new(id: String, role: Role, parts: Vec<Part>, time: Option<Time>) -> Message {
+        Message {
+            id,
+            role,
+            parts,
+            time,
+            parent_id: None,
+            summary: None,
+            finish: None,
+            error: None,
+            tokens: None,
+            model: None,
+            extra: Map::new(),
+        }
+    }
+
     pub fn is_user(&self) -> bool {
         self.role == Role::User
     }

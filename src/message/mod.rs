@@ -10,8 +10,8 @@ mod truncate;
 
 pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};
 pub use parse::{check_message, parse_message};
-pub use part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
-pub use provider_usage::usage_from_provider;
+pub use part::{CompactionFiles, CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
+pub use provider_usage::{step_usage_from_provider, usage_from_provider};
 pub use truncate::{head_and_tail, keep_head_and_tail, Cut};
 
 /// The `extra` key of a message that came from AI SDK `ModelMessage`s: the layout that gives them

@@ -49,8 +49,22 @@ pub struct CompactionPart {
     /// The hidden range ends before this message (default: the compaction request itself).
     #[serde(rename = "tailStartID", default, skip_serializing_if = "Option::is_none")]
     pub tail_start_id: Option<String>,
+    /// The files read and modified up to this compaction (cumulative), which the next one carries.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<CompactionFiles>,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The files a compaction request records, cumulative: the next compaction carries them over.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct CompactionFiles {
+    /// Files only read.
+    #[serde(default)]
+    pub read: Vec<String>,
+    #[serde(default)]
+    pub modified: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -27,6 +27,8 @@ fn count(o: &Map<String, Value>, path: &[&str]) -> Option<u64> {
 ///   responses (`input_tokens`, `input_tokens_details.cached_tokens`);
 /// - Anthropic (`input_tokens` without the cache, `cache_read_input_tokens`,
 ///   `cache_creation_input_tokens`);
+/// - pi-ai (`input` and `output` as in contextfold's own, with `totalTokens`; nothing counted, all
+///   zero, is no report);
 /// - contextfold's own `Usage` (`input`, `output`, `cacheRead`...), as it is.
 pub fn usage_from_provider(v: &Value) -> Option<Usage> {
     let o = v.as_object()?;
@@ -67,6 +69,14 @@ pub fn usage_from_provider(v: &Value) -> Option<Usage> {
             count(o, &["output_tokens"]),
             count(o, &["output_tokens_details", "reasoning_tokens"]),
         )
+    } else if (o.contains_key("input") || o.contains_key("output")) && o.contains_key("totalTokens") {
+        let (input, output) = (count(o, &["input"]), count(o, &["output"]));
+        if input.unwrap_or(0) == 0 && output.unwrap_or(0) == 0 {
+            return None;
+        }
+        let read = count(o, &["cacheRead"]);
+        let write = count(o, &["cacheWrite"]);
+        (input.map(|n| n + read.unwrap_or(0) + write.unwrap_or(0)), read, write, output, None)
     } else if o.contains_key("input") || o.contains_key("output") {
         return serde_json::from_value(v.clone()).ok();
     } else {
@@ -86,6 +96,17 @@ pub fn usage_from_provider(v: &Value) -> Option<Usage> {
         cache_write: write,
         total: Some(total.filter(|&t| t > 0).unwrap_or(prompt + output)),
     })
+}
+
+/// The usage of a model call or step: Anthropic's own report when its provider metadata has one
+/// (ai v5's Anthropic provider leaves the cache out of `inputTokens` and reports cache writes only
+/// there), else `usage`.
+pub fn step_usage_from_provider(usage: &Value, provider_metadata: Option<&Value>) -> Option<Usage> {
+    let anthropic = provider_metadata.and_then(|m| m.get("anthropic")).and_then(|a| a.get("usage"));
+    match anthropic {
+        Some(raw) if raw.get("input_tokens").is_some_and(Value::is_number) => usage_from_provider(raw),
+        _ => usage_from_provider(usage),
+    }
 }
 
 #[cfg(test)]
@@ -146,6 +167,28 @@ mod tests {
             usage_from_provider(&own),
             Some(Usage { input: 10, output: 2, cache_read: Some(5), reasoning: None, cache_write: None, total: None })
         );
+    }
+
+    #[test]
+    fn pi_ai_usage_leaves_the_cache_out_of_input() {
+        let pi = json!({"input": 150, "output": 30, "cacheRead": 100, "cacheWrite": 0, "totalTokens": 280, "cost": {"total": 0.1}});
+        assert_eq!(usage_from_provider(&pi), Some(u(150, 30, Some(100), None, None, 280)));
+        let untotalled = json!({"input": 150, "output": 30, "totalTokens": 0});
+        assert_eq!(usage_from_provider(&untotalled), Some(u(150, 30, None, None, None, 180)));
+        // pi-ai reports zeros when the provider counted nothing.
+        assert_eq!(usage_from_provider(&json!({"input": 0, "output": 0, "cacheRead": 5, "totalTokens": 0})), None);
+    }
+
+    #[test]
+    fn a_step_reads_anthropics_own_report_first() {
+        // ai v5's Anthropic provider: `inputTokens` without the cache writes, which only its own report has.
+        let usage = json!({"inputTokens": 250, "outputTokens": 30, "cachedInputTokens": 100});
+        let meta = json!({"anthropic": {"usage": {"input_tokens": 150, "output_tokens": 30, "cache_read_input_tokens": 100, "cache_creation_input_tokens": 50}}});
+        assert_eq!(step_usage_from_provider(&usage, Some(&meta)), Some(u(150, 30, Some(100), Some(50), None, 330)));
+        assert_eq!(step_usage_from_provider(&usage, None), Some(u(150, 30, Some(100), None, None, 280)));
+        let other = json!({"anthropic": {"usage": {"input_tokens": "x"}}, "openai": {}});
+        assert_eq!(step_usage_from_provider(&usage, Some(&other)), usage_from_provider(&usage));
+        assert_eq!(step_usage_from_provider(&json!(null), Some(&json!({}))), None);
     }
 
     #[test]

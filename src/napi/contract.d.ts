@@ -22,6 +22,17 @@ export type ModelRef = {
 }
 
 /**
+ * The files a compaction request records, cumulative: the next compaction carries them over.
+ */
+export type CompactionFiles = {
+  /**
+   * Files only read.
+   */
+  read: Array<string>
+  modified: Array<string>
+}
+
+/**
  * A model's prices in USD per million tokens (models.dev's `cost`).
  */
 export type ModelCost = {
@@ -408,6 +419,37 @@ export type CompactionPlan = {
 }
 
 /**
+ * What the loss audit reads of a plan (`auditCompaction`): a caller sends back these fields, not
+ * the summarizer's input. A `CompactionPlan` is one.
+ */
+export type AuditPlan = {
+  summarizedIDs: Array<string>
+  keep?: Array<Fact>
+  summaryBudget: number
+}
+
+/**
+ * What `previewCompaction` reads of a plan. A `CompactionPlan` is one.
+ */
+export type PreviewPlan = {
+  summarizedIDs: Array<string>
+}
+
+/**
+ * What `applyCompaction` reads of a plan: a caller sends back these fields, not the summarizer's
+ * input. A `CompactionPlan` is one.
+ */
+export type ApplyPlan = {
+  tailStartID?: string
+  hiddenFromID?: string
+  auto: boolean
+  overflow: boolean
+  readFiles: Array<string>
+  modifiedFiles: Array<string>
+  keep?: Array<Fact>
+}
+
+/**
  * The summary as the caller got it from the model.
  */
 export type SummaryInput = {
@@ -678,6 +720,14 @@ export interface ToolPart { type: 'tool'; id: string; callID: string; tool: stri
 /** Hides `[hiddenFromID or the start, tailStartID)`; without `tailStartID`, everything before the request. */
 export interface CompactionPart {
   type: 'compaction'; id: string; auto: boolean; overflow?: boolean; hiddenFromID?: string; tailStartID?: string
+  /** Files read (only) and modified up to this compaction, cumulative: the next one carries them over. */
+  files?: CompactionFiles
+  /** What the next compaction's summary must keep, carried over (`applyCompaction` writes it). */
+  keep?: Fact[]
+  /** The session's pins when it was recorded. */
+  pins?: Pin[]
+  /** The loss audit of its summary. */
+  audit?: Omit<Audit, 'section'>
   [key: string]: unknown
 }
 

@@ -235,16 +235,23 @@ pub fn escape_text(#[napi(ts_arg_type = "string")] text: Text) -> Result<String>
 
 /// A provider's usage report as a contextfold `Usage` (`input` without the cached tokens): AI SDK
 /// v5, v6 and v7 step usage, the provider specification's nested shape, OpenAI chat and responses,
-/// Anthropic. `undefined` when `usage` is no usage report. The one mapping the importers and the
-/// summarizers share.
+/// Anthropic, pi-ai. With the call's `providerMetadata`, Anthropic's own report in it comes first
+/// (ai v5's Anthropic provider reports cache writes only there). `undefined` when there is no
+/// usage report. The one mapping the importers, the summarizers and the integrations share.
 #[napi(ts_return_type = "Usage | undefined")]
 pub fn usage_from_provider<'env>(
     env: &'env Env,
     #[napi(ts_arg_type = "unknown")] usage: Json,
+    #[napi(ts_arg_type = "unknown")] provider_metadata: Option<Json>,
 ) -> Result<Unknown<'env>> {
-    guard(|| match crate::message::usage_from_provider(&usage.value("usage", crate::error::Code::InvalidArgument)?) {
-        Some(u) => value::to_js(env, &u),
-        None => value::undefined(env),
+    guard(|| {
+        let usage = usage.value("usage", crate::error::Code::InvalidArgument)?;
+        let metadata =
+            provider_metadata.map(|m| m.value("providerMetadata", crate::error::Code::InvalidArgument)).transpose()?;
+        match crate::message::step_usage_from_provider(&usage, metadata.as_ref()) {
+            Some(u) => value::to_js(env, &u),
+            None => value::undefined(env),
+        }
     })
 }
 

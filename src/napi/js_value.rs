@@ -194,3 +194,29 @@ unsafe fn object(
     }
     Ok(out)
 }
+
+/// Reads only the properties `names` of the object `v` (those it lacks or leaves `undefined` are
+/// left out): what a call needs of a large object, without reading the rest.
+///
+/// # Safety
+/// `env` and `v` must be live handles of the current call, `v` an object.
+pub unsafe fn named_properties(
+    env: sys::napi_env,
+    v: sys::napi_value,
+    names: &[&str],
+    r: &mut Reader,
+) -> Result<Map<String, Value>, String> {
+    let mut out = Map::new();
+    for &name in names {
+        let key = std::ffi::CString::new(name).map_err(|_| format!("{name:?}: not a property name"))?;
+        let mut value = ptr::null_mut();
+        check(unsafe { sys::napi_get_named_property(env, v, key.as_ptr(), &mut value) }, "a property")?;
+        r.enter(0, || name.to_string());
+        let value = unsafe { from_js(env, value, 1, r)? };
+        r.leave(0);
+        if let Some(value) = value {
+            out.insert(name.to_string(), value);
+        }
+    }
+    Ok(out)
+}

@@ -169,11 +169,13 @@ pub struct SentRequest {
     pub messages: u32,
     /// Recorded with `recordRequest` (else read from the newest answer's time).
     pub recorded: bool,
+    /// How many of the context's last messages arrived after it (the provider has not read them).
+    pub unsent: u32,
 }
 
-impl From<Sent> for SentRequest {
-    fn from(s: Sent) -> Self {
-        SentRequest { at: s.at, messages: s.len as u32, recorded: s.recorded }
+impl SentRequest {
+    pub fn new(s: Sent, unsent: usize) -> Self {
+        SentRequest { at: s.at, messages: s.len as u32, recorded: s.recorded, unsent: unsent as u32 }
     }
 }
 

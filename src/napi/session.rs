@@ -11,7 +11,7 @@ use super::objects::{
     CacheBreakpoint, ContextTokens, ContextUsage, PruneDecision, PruneResult, Selection, SentRequest, Turn,
 };
 use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
-use super::value::{self, to_js, ConvertArgs, Json, JsonList, Text};
+use super::value::{self, to_js, ConvertArgs, Json, JsonList, Picked, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
 use crate::convert::convert;
 use crate::message::Message;
@@ -144,6 +144,17 @@ impl Session {
         })
     }
 
+    /// A new message id, `<prefix>_` (default `msg`) and the time: no message of the session has
+    /// it, and it sorts after every id made before it with the same prefix (the compaction
+    /// requests and summaries `applyCompaction` writes use `cmp` and `sum`).
+    #[napi(js_name = "newMessageID")]
+    pub fn new_message_id(&self, #[napi(ts_arg_type = "string")] prefix: Option<Text>) -> Result<String> {
+        guard(|| {
+            let prefix = prefix.map(|p| p.get("prefix")).transpose()?;
+            Ok(self.read().new_id(prefix.as_deref().unwrap_or("msg")))
+        })
+    }
+
     /// The options the session was created with, defaults filled in.
     #[napi(getter, ts_return_type = "SessionOptions & { tokenizer: TokenizerName }")]
     pub fn options<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
@@ -216,14 +227,19 @@ impl Session {
             if at.is_some_and(|t| !t.is_finite() || t < 0.0) {
                 return Err(crate::error::CfError::invalid_argument("recordRequest: `at` must be a time in epoch ms"));
             }
-            Ok(self.write().record_request(at).into())
+            let mut h = self.write();
+            let sent = h.record_request(at);
+            Ok(SentRequest::new(sent, h.unsent_after(sent)))
         })
     }
 
     /// The last request: the one recorded, or the one the newest answer replied to.
     #[napi]
     pub fn last_request(&self) -> Result<Option<SentRequest>> {
-        guard(|| Ok(self.read().last_sent().map(SentRequest::from)))
+        guard(|| {
+            let h = self.read();
+            Ok(h.last_sent().map(|sent| SentRequest::new(sent, h.unsent_after(sent))))
+        })
     }
 
     /// The context's message ids with their token counts (nothing is counted again).
@@ -378,16 +394,17 @@ impl Session {
 
     /// The loss audit of a summary for `plan`: which of `plan.keep` the summary (the text to be
     /// stored) and the messages the compaction keeps hold, and a `section` restoring the others
-    /// verbatim (append it to the summary). Changes nothing.
+    /// verbatim (append it to the summary). Of `plan` it reads only the fields it needs. Changes
+    /// nothing.
     #[napi(ts_return_type = "Audit")]
     pub fn audit_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "AuditPlan")] plan: Picked<compaction::AuditPlan>,
         #[napi(ts_arg_type = "string")] summary: Text,
     ) -> Result<Unknown<'env>> {
         guard(|| {
-            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let plan = plan.get("plan")?;
             to_js(env, &compaction::audit_summary(&self.read(), &plan, &summary.get("summary")?))
         })
     }
@@ -398,12 +415,12 @@ impl Session {
     pub fn preview_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "PreviewPlan")] plan: Picked<compaction::PreviewPlan>,
         #[napi(ts_arg_type = "string")] summary: Text,
         #[napi(ts_arg_type = "string")] following: Option<Text>,
     ) -> Result<Unknown<'env>> {
         guard(|| {
-            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let plan = plan.get("plan")?;
             let following = following.map(|t| t.get("following")).transpose()?;
             to_js(env, &compaction::preview(&self.read(), &plan, &summary.get("summary")?, following.as_deref()))
         })
@@ -411,16 +428,17 @@ impl Session {
 
     /// Records a compaction: appends the request (a user message whose `compaction` part names the
     /// hidden range) and the summary answering it, and returns both, e.g. for a store. `summary`
-    /// is the summary text or `{ text, usage?, finish?, model? }`. Nothing changes on error.
+    /// is the summary text or `{ text, usage?, finish?, model? }`. Of `plan` it reads only what it
+    /// records (never the transcript). Nothing changes on error.
     #[napi(ts_return_type = "[Message, Message]")]
     pub fn apply_compaction<'env>(
         &self,
         env: &'env Env,
-        #[napi(ts_arg_type = "CompactionPlan")] plan: Json,
+        #[napi(ts_arg_type = "ApplyPlan")] plan: Picked<compaction::ApplyPlan>,
         #[napi(ts_arg_type = "string | SummaryInput")] summary: Json,
     ) -> Result<Unknown<'env>> {
         guard(|| {
-            let plan: compaction::CompactionPlan = plan.options("plan")?;
+            let plan = plan.get("plan")?;
             let summary: SummaryInput = match summary.value("summary", crate::error::Code::InvalidArgument)? {
                 Value::String(text) => SummaryInput { text, ..Default::default() },
                 other => crate::policy::parse_options("summary", other)?,

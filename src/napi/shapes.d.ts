@@ -44,6 +44,14 @@ export interface ToolPart { type: 'tool'; id: string; callID: string; tool: stri
 /** Hides `[hiddenFromID or the start, tailStartID)`; without `tailStartID`, everything before the request. */
 export interface CompactionPart {
   type: 'compaction'; id: string; auto: boolean; overflow?: boolean; hiddenFromID?: string; tailStartID?: string
+  /** Files read (only) and modified up to this compaction, cumulative: the next one carries them over. */
+  files?: CompactionFiles
+  /** What the next compaction's summary must keep, carried over (`applyCompaction` writes it). */
+  keep?: Fact[]
+  /** The session's pins when it was recorded. */
+  pins?: Pin[]
+  /** The loss audit of its summary. */
+  audit?: Omit<Audit, 'section'>
   [key: string]: unknown
 }
 

@@ -5,7 +5,7 @@ use napi::bindgen_prelude::*;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::js_value::{from_js, Reader};
+use super::js_value::{from_js, named_properties, Reader};
 use crate::error::{CfError, Code, Result};
 use crate::message::{parse_message, Message};
 use crate::policy::parse_options;
@@ -75,6 +75,82 @@ fn message(json: Json) -> Result<Message> {
         }
         (Err(reason), _) => Err(CfError::invalid_message(format!("message: {reason}"))),
     }
+}
+
+/// An object argument of which only the fields `T` deserializes are read: a compaction plan sent
+/// back to `applyCompaction` leaves its transcript (megabytes) in JS. Anything but an object is
+/// read whole, for `T`'s deserializer to report.
+pub struct Picked<T> {
+    json: Json,
+    _into: std::marker::PhantomData<T>,
+}
+
+impl<T: serde::de::DeserializeOwned> FromNapiValue for Picked<T> {
+    unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        let (mut t, mut is_array) = (0, false);
+        // SAFETY: `env` and `v` are live handles of this call; the out-pointers are valid locals.
+        let object = unsafe { sys::napi_typeof(env, v, &mut t) } == sys::Status::napi_ok
+            && t == sys::ValueType::napi_object
+            && unsafe { sys::napi_is_array(env, v, &mut is_array) } == sys::Status::napi_ok
+            && !is_array;
+        let json = if object {
+            let mut reader = Reader::default();
+            // SAFETY: as above; `v` is an object.
+            let value = unsafe { named_properties(env, v, field_names::<T>(), &mut reader) }.map(Value::Object);
+            Json { value, problem: reader.problem }
+        } else {
+            // SAFETY: as above.
+            unsafe { read(env, v) }
+        };
+        Ok(Picked { json, _into: std::marker::PhantomData })
+    }
+}
+
+impl<T> TypeName for Picked<T> {
+    fn type_name() -> &'static str {
+        "unknown"
+    }
+
+    fn value_type() -> ValueType {
+        ValueType::Unknown
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> ValidateNapiValue for Picked<T> {}
+
+impl<T: serde::de::DeserializeOwned> Picked<T> {
+    pub fn get(self, what: &str) -> Result<T> {
+        self.json.options(what)
+    }
+}
+
+/// The fields a struct's `Deserialize` asks for, as the input spells them (renames applied).
+fn field_names<T: serde::de::DeserializeOwned>() -> &'static [&'static str] {
+    use serde::de::Error as _;
+    type E = serde::de::value::Error;
+    struct Names<'a>(&'a mut &'static [&'static str]);
+    impl<'de> serde::Deserializer<'de> for Names<'_> {
+        type Error = E;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(self, _: V) -> std::result::Result<V::Value, E> {
+            Err(E::custom("not a struct"))
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> std::result::Result<V::Value, E> {
+            *self.0 = fields;
+            Err(E::custom("fields read"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+            unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut fields: &'static [&'static str] = &[];
+    let _ = T::deserialize(Names(&mut fields));
+    fields
 }
 
 /// A list of messages; each element converted on its own, so one bad element is named by index.

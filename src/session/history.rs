@@ -1,7 +1,8 @@
 use rustc_hash::FxHashMap;
 
 use super::fenwick::Fenwick;
-use super::pins::{new_pin_id, pins_of, readable_text, Pin};
+use super::ids::timed_id;
+use super::pins::{pins_of, readable_text, Pin};
 use super::prunes::Prunes;
 pub use super::pruning::{PruneOutcome, RuleCount};
 use super::requests::Growth;
@@ -211,7 +212,7 @@ impl History {
             p.text = text;
             return Ok(p.clone());
         }
-        let pin = Pin { id: new_pin_id(), message_id: Some(message_id.to_string()), text, note };
+        let pin = Pin { id: timed_id("pin"), message_id: Some(message_id.to_string()), text, note };
         self.pins.push(pin.clone());
         Ok(pin)
     }
@@ -221,7 +222,7 @@ impl History {
         if text.trim().is_empty() {
             return Err(CfError::invalid_argument("pinText: the text is empty"));
         }
-        let pin = Pin { id: new_pin_id(), message_id: None, text: text.to_string(), note };
+        let pin = Pin { id: timed_id("pin"), message_id: None, text: text.to_string(), note };
         self.pins.push(pin.clone());
         Ok(pin)
     }

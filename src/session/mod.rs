@@ -4,6 +4,7 @@
 mod breakdown;
 mod fenwick;
 mod history;
+mod ids;
 mod model_messages;
 mod options;
 mod pins;
@@ -17,7 +18,7 @@ pub use breakdown::{Breakdown, ToolOutputSize};
 pub use history::{History, PruneOutcome, RuleCount};
 pub use model_messages::{ModelAppend, ModelCursor, SyncStatus};
 pub use options::SessionOptions;
-pub use pins::{new_pin_id, pins_of, readable_text, recorded_pins, Pin};
+pub use pins::{pins_of, readable_text, recorded_pins, Pin};
 pub use requests::Sent;
 pub use usage::{ContextUsage, Source};
 

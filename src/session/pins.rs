@@ -2,8 +2,6 @@
 //! summary's Preserved section, recorded in each compaction request (so they survive
 //! `filterCompacted` and tail-first loads), and in the store as `pins` entries.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Message, Part, ToolState};
@@ -41,13 +39,6 @@ pub fn readable_text(m: &Message) -> String {
         }
     }
     out.join("\n")
-}
-
-/// A new pin id, unique in this process.
-pub fn new_pin_id() -> String {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    format!("pin_{now:012x}{:06x}", COUNTER.fetch_add(1, Ordering::Relaxed) & 0xff_ffff)
 }
 
 /// The pins a compaction request recorded (its `pins` field), if `m` is one.

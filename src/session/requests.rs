@@ -43,7 +43,11 @@ impl History {
     /// How many messages at the end of the context arrived after the last request (the provider has
     /// not read them yet; 0 when nothing was sent). O(segments of the view).
     pub fn unsent_in_context(&self) -> usize {
-        let Some(sent) = self.last_sent() else { return 0 };
+        self.last_sent().map_or(0, |sent| self.unsent_after(sent))
+    }
+
+    /// How many messages at the end of the context arrived after `sent`. O(segments of the view).
+    pub fn unsent_after(&self, sent: Sent) -> usize {
         let len = self.entries.len();
         let mut n = 0;
         for &(a, b) in self.view.segments.iter().rev() {

@@ -242,6 +242,7 @@ impl LightMessage {
                         overflow: None,
                         hidden_from_id: p.hidden,
                         tail_start_id: p.tail,
+                        files: None,
                         extra: Map::new(),
                     })]
                 })

@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 
-import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions } from '../../native.js'
+import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions, type Usage } from '../../native.js'
 import { AutoCompactor, type AfterStepResult, type AutoCompactorState } from '../auto-compactor.js'
 import { openLog, type SessionLog } from '../session-log.js'
 import type { CompactionResult, LastRequest } from '../types.js'
@@ -50,7 +50,7 @@ export class Conversation {
   rewritten = false
   handed: Handed | undefined
   /** Provider usage of the last call, put on the answer that arrives with the next call. */
-  usage: unknown
+  usage: Usage | undefined
 
   constructor(id: string, session: Session, auto: AutoCompactor, key = id) {
     this.id = id
@@ -101,7 +101,7 @@ export interface Prepared {
 export interface CallContext {
   signal?: AbortSignal
   /** The usage of the step whose answer the messages end with (prepareStep knows it). */
-  stepUsage?: unknown
+  stepUsage?: Usage
   /** The conversation's id, when the call names it (`providerOptions.contextfold.conversationId`). */
   id?: string
 }
@@ -138,7 +138,7 @@ export class Engine {
    * the previous call's usage, or `stepUsage`, on its answer). A new one when none holds a prefix
    * of them.
    */
-  async conversation(messages: readonly ModelMessageLike[], model: ModelRef, call: CallShape, stepUsage?: unknown, id?: string): Promise<Conversation> {
+  async conversation(messages: readonly ModelMessageLike[], model: ModelRef, call: CallShape, stepUsage?: Usage, id?: string): Promise<Conversation> {
     const first = digest(messages[0])
     const candidates = [...(this.#byFirst.get(first) ?? []), ...this.#handedFrom(first)]
     for (const c of candidates) {

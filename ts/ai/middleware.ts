@@ -3,9 +3,8 @@
 // call's prompt is matched to its conversation; only what is new is appended to that
 // conversation's native Session; when the call would not fit its model's window the conversation
 // is compacted and the compacted prompt is sent, on this call and on every later one.
-import type { ModelMessageLike } from '../../native.js'
+import { usageFromProvider, type ModelMessageLike } from '../../native.js'
 import { Breakpoints, providerOf, withOption } from './cache.js'
-import { reportedUsage } from './usage.js'
 import { Engine, insideCompaction, type Conversation } from './conversations.js'
 import type { ModelRef } from './models.js'
 import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
@@ -113,7 +112,7 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCach
     async wrapGenerate({ doGenerate, params }) {
       const result = await doGenerate()
       const c = calls.get(params)
-      if (c) c.usage = reportedUsage(result.usage, (result as { providerMetadata?: unknown }).providerMetadata)
+      if (c) c.usage = usageFromProvider(result.usage, (result as { providerMetadata?: unknown }).providerMetadata)
       return result
     },
     async wrapStream({ doStream, params }) {
@@ -124,7 +123,7 @@ export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCach
         new TransformStream<unknown, unknown>({
           transform(chunk, controller) {
             const part = chunk as { type?: string; usage?: unknown; providerMetadata?: unknown }
-            if (part?.type === 'finish') c.usage = reportedUsage(part.usage, part.providerMetadata)
+            if (part?.type === 'finish') c.usage = usageFromProvider(part.usage, part.providerMetadata)
             controller.enqueue(chunk)
           },
         }),

@@ -3,9 +3,8 @@
 // rebuilt from the original messages, so the helper hands back the compacted messages on every
 // step after a compaction (without summarizing again); in v7 the loop carries them forward and the
 // helper continues from them.
-import type { ModelMessageLike } from '../../native.js'
+import { usageFromProvider, type ModelMessageLike } from '../../native.js'
 import { Breakpoints } from './cache.js'
-import { reportedUsage } from './usage.js'
 import { Engine } from './conversations.js'
 import type { ModelRef } from './models.js'
 import type { ContextfoldAiOptions, PromptCacheOptions } from './options.js'
@@ -71,7 +70,7 @@ export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = 
     const messages = args.messages.map((m) => originals.get(m as object) ?? m) as unknown[] as ModelMessageLike[]
     if (!messages.length) return undefined
     const last = args.steps?.at(-1)
-    const stepUsage = last && reportedUsage(last.usage, last.providerMetadata)
+    const stepUsage = last && usageFromProvider(last.usage, last.providerMetadata)
     // The step as the model gets it: a summary in the conversation form sends it again, then its instructions.
     const request = {
       messages,

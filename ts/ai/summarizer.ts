@@ -7,7 +7,6 @@ import { pathToFileURL } from 'node:url'
 
 import { usageFromProvider, type ModelMessageLike } from '../../native.js'
 import { isAnthropic, MAX_BREAKPOINTS, withOption } from './cache.js'
-import { reportedUsage } from './usage.js'
 import { SummaryFailedError, UnsupportedModelError, throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
 
@@ -200,7 +199,7 @@ export function aiSdkSummarizer(model: LanguageModelLike, options: AiSdkSummariz
     if (!result) throw new SummaryFailedError('generateText returned nothing')
     const out: SummaryResponse = { text: typeof result.text === 'string' ? result.text : '' }
     if (typeof result.finishReason === 'string') out.finishReason = result.finishReason
-    const usage = usageFromProvider(reportedUsage(result.usage, result.providerMetadata))
+    const usage = usageFromProvider(result.usage, result.providerMetadata)
     if (usage) out.usage = usage
     const m = typeof model === 'string' ? undefined : model
     const modelID = obj(result.response)?.modelId

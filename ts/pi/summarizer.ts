@@ -1,5 +1,6 @@
 // A summarizer calling the pi session's own model through pi-ai: pi 0.87's model registry streams
 // itself (`streamSimple`); on 0.73 pi-ai's `complete` is called with the registry's credentials.
+import { usageFromProvider } from '../../native.js'
 import { AuthError, SummaryFailedError, UnknownModelError, abortError, throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryResponse } from '../types.js'
 import type { PiAssistantMessage, PiComplete, PiContext, PiExtensionContext, PiModel } from './types.js'
@@ -40,13 +41,8 @@ export function summaryResponse(model: PiModel, msg: PiAssistantMessage, signal?
   const out: SummaryResponse = { text, model: { providerID: model.provider, modelID: model.id } }
   const finish = { stop: 'stop', length: 'length', toolUse: 'tool-calls' }[msg.stopReason ?? '']
   if (finish) out.finishReason = finish
-  const u = msg.usage
-  if (u && (u.input || u.output)) {
-    out.usage = { input: u.input ?? 0, output: u.output ?? 0 }
-    if (u.cacheRead) out.usage.cacheRead = u.cacheRead
-    if (u.cacheWrite) out.usage.cacheWrite = u.cacheWrite
-    if (u.totalTokens) out.usage.total = u.totalTokens
-  }
+  const usage = usageFromProvider(msg.usage)
+  if (usage) out.usage = usage
   return out
 }
 
