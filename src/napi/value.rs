@@ -180,7 +180,7 @@ pub fn messages_to_js<'env, 'm, T: Serialize>(
 ) -> Result<Unknown<'env>> {
     // Messages from AI SDK ModelMessages may give back binary data, which JSON text cannot carry.
     let (count, bytes, binary) = messages.into_iter().fold((0, 0, false), |(n, b, bin), m| {
-        (n + 1, b + m.payload_len(), bin || m.extra.contains_key(crate::message::AI_SDK_LAYOUT))
+        (n + 1, b + m.payload_len(), bin || m.extra.contains_key(crate::message::ai_sdk_layout::LAYOUT))
     });
     if binary {
         return build(env, value);

@@ -11,7 +11,8 @@ use super::History;
 use crate::convert::{to_model_messages, ConvertOptions};
 use crate::error::{CfError, Code, Result};
 use crate::formats::{continue_model_messages, Warning};
-use crate::message::{Role, Usage, AI_SDK_LAYOUT};
+use crate::message::ai_sdk_layout::LAYOUT;
+use crate::message::{Role, Usage};
 
 /// Where the ModelMessages taken so far end: how many, and hashes of the first and the last.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -169,7 +170,7 @@ impl History {
             .entries()
             .iter()
             .rev()
-            .filter(|e| e.msg.extra.contains_key(AI_SDK_LAYOUT))
+            .filter(|e| e.msg.extra.contains_key(LAYOUT))
             .take(RESUME_BLOCK)
             .map(|e| &e.msg)
             .collect();
