@@ -27,7 +27,7 @@ fn crate_graph(src: &Path) -> Graph {
     let tokens = tokens(&strip(&root));
     for (name, file) in declared_files(&tokens, src) {
         let mut uses = BTreeSet::new();
-        walk(&file, &[name.clone()], &mut uses);
+        walk(&file, std::slice::from_ref(&name), &mut uses);
         uses.remove(&name);
         graph.insert(name, uses);
     }
