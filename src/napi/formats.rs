@@ -95,7 +95,8 @@ impl Task for ImportTask {
         let value = output
             .and_then(|imported| messages_to_js(&env, &imported, &imported.messages))
             .map_err(|e| js_error(&env, &e))?;
-        // SAFETY: the value is handed straight to the promise's resolution in this scope.
+        // SAFETY: the lifetime only ties the handle to `env`; napi-rs resolves the promise with it
+        // as soon as `resolve` returns, inside the same handle scope, and keeps it no longer.
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(value) })
     }
 }

@@ -28,7 +28,7 @@ impl AbortFlag {
             Ok(ValueType::Object) => {}
             _ => return Err(not_a_signal()),
         }
-        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }.map_err(|_| not_a_signal())?;
+        let object = Object::from_raw(env.raw(), signal.raw());
         match object.get_named_property::<Unknown>("aborted").and_then(|a| a.get_type()) {
             Ok(ValueType::Boolean) => {}
             _ => return Err(not_a_signal()),
@@ -36,6 +36,9 @@ impl AbortFlag {
         if object.get_named_property::<bool>("aborted").unwrap_or(false) {
             flag.0.store(true, Ordering::Relaxed);
         }
+        // SAFETY: `env` and `object` are live handles of the current call and `object` is an
+        // object; the conversion checks what the object wraps before it reads it (and fails on a
+        // wrap another addon made).
         let abort = unsafe { AbortSignal::from_napi_value(env.raw(), object.raw()) }.map_err(|_| not_a_signal())?;
         let inner = flag.0.clone();
         abort.on_abort(move || inner.store(true, Ordering::Relaxed));
@@ -110,7 +113,8 @@ impl Task for PrepareTask {
             Some(p) => value::plan_to_js(&env, p).map_err(|e| js_error(&env, &e))?,
             None => Null.into_unknown(&env)?,
         };
-        // SAFETY: the value is handed straight to the promise's resolution in this scope.
+        // SAFETY: the lifetime only ties the handle to `env`; napi-rs resolves the promise with it
+        // as soon as `resolve` returns, inside the same handle scope, and keeps it no longer.
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(value) })
     }
 }
