@@ -48,6 +48,18 @@ pub enum SyncStatus {
     Diverged,
 }
 
+impl ModelAppend {
+    /// What a call that returned `status` with this outcome reports: one that took and completed
+    /// nothing left the session unchanged.
+    pub fn status(&self, status: SyncStatus) -> SyncStatus {
+        if status == SyncStatus::Appended && self.appended.is_empty() && self.updated.is_empty() {
+            SyncStatus::Unchanged
+        } else {
+            status
+        }
+    }
+}
+
 impl SyncStatus {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -289,6 +301,17 @@ mod tests {
             let converted = |h: &History| serde_json::to_value(h.to_model_messages(&Default::default())).unwrap();
             assert_eq!(converted(&h), converted(&whole));
         }
+    }
+
+    #[test]
+    fn an_append_that_takes_nothing_reports_unchanged() {
+        let all = conversation();
+        let mut h = session();
+        let r = h.append_model_messages(&all[..2], None).unwrap();
+        assert_eq!(r.status(super::SyncStatus::Appended), super::SyncStatus::Appended);
+        let nothing = h.append_model_messages(&[], None).unwrap();
+        assert_eq!(nothing.status(super::SyncStatus::Appended), super::SyncStatus::Unchanged);
+        assert_eq!(nothing.status(super::SyncStatus::Diverged), super::SyncStatus::Diverged);
     }
 
     #[test]
