@@ -47,7 +47,8 @@ impl Serialize for Json<'_> {
     }
 }
 
-/// The data value `shape` (an importer's `formats::ai_sdk::split_data`) held, with `url` (a data URL for base64 holes) put back in its hole.
+/// The data value `shape` (as the importer's `formats::ai_sdk::split_data` left it) held, with
+/// `url` (a data URL for base64 holes) put back in its hole.
 fn fill_data<'a>(shape: &'a Value, url: &'a str) -> Option<Json<'a>> {
     let o = shape.as_object()?;
     if let Some(kind) = o.get(HOLE) {
