@@ -10,7 +10,7 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::model_messages::ConvertOptions;
-use crate::formats::ai_sdk::{fill_data, read_output, APPROVAL_REQUEST, APPROVAL_RESPONSE, OUTPUT, PART, RESULT};
+use crate::message::ai_sdk_layout::{read_output, APPROVAL_REQUEST, APPROVAL_RESPONSE, HOLE, OUTPUT, PART, RESULT};
 use crate::message::{is_media, keep_head_and_tail, markers, Message, Part, ToolPart, ToolState};
 
 /// JSON built mostly from borrowed pieces of the messages, so restoring copies no payload.
@@ -45,6 +45,22 @@ impl Serialize for Json<'_> {
             }
         }
     }
+}
+
+/// The data value `shape` (as the importer's `formats::ai_sdk::split_data` left it) held, with
+/// `url` (a data URL for base64 holes) put back in its hole.
+fn fill_data<'a>(shape: &'a Value, url: &'a str) -> Option<Json<'a>> {
+    let o = shape.as_object()?;
+    if let Some(kind) = o.get(HOLE) {
+        let base64 = kind == "base64";
+        let data = match url.strip_prefix("data:").and_then(|r| r.split_once(";base64,")) {
+            Some((_, d)) if base64 => d,
+            _ => url,
+        };
+        return Some(Json::Text(data.into()));
+    }
+    let filled = Json::Obj(o.iter().map(|(k, v)| (k.as_str(), fill_data(v, url).unwrap_or(Json::Ref(v)))).collect());
+    Some(if o.contains_key("__cf") { Json::Tag(Box::new(filled)) } else { filled })
 }
 
 fn text<'a>(t: impl Into<Cow<'a, str>>) -> Json<'a> {

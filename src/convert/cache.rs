@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::model_messages::{with_ends, ConvertOptions};
-use crate::formats::ai_sdk::{LAYOUT, PART, RESULT};
+use crate::message::ai_sdk_layout::{LAYOUT, PART, RESULT};
 use crate::message::{Message, Part, Role, ToolState};
 
 /// The provider's limit of breakpoints in one request.

@@ -10,8 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::ai_sdk::{restore, Json};
-use crate::formats::ai_sdk::LAYOUT;
-use crate::formats::ai_sdk_ui::starts_step;
+use crate::message::ai_sdk_layout::{starts_step, LAYOUT};
 use crate::message::{is_media, FilePart, Message, Part, Role, ToolPart, ToolState};
 use crate::message::{keep_head_and_tail, markers};
 

@@ -21,16 +21,10 @@ use serde_json::{json, Map, Value};
 use super::build::{Builder, Outcome};
 use super::content::{data_url, data_url_mime, image_mime, str_field};
 use super::Record;
-use crate::message::{is_media, markers, FilePart, Part, ReasoningPart, Role, TextPart, ToolState};
-
-pub const LAYOUT: &str = crate::message::AI_SDK_LAYOUT;
-pub const PART: &str = "aiSdk";
-pub const RESULT: &str = "aiSdkResult";
-pub const OUTPUT: &str = "aiSdkOutput";
-pub const APPROVAL_REQUEST: &str = "aiSdkApprovalRequest";
-pub const APPROVAL_RESPONSE: &str = "aiSdkApprovalResponse";
-/// Stands where file data was taken out: `{ "$hole": "base64" | "url" }`.
-pub const HOLE: &str = "$hole";
+use crate::message::ai_sdk_layout::{
+    content_items, read_output, APPROVAL_REQUEST, APPROVAL_RESPONSE, HOLE, LAYOUT, OUTPUT, PART, RESULT,
+};
+use crate::message::{is_media, FilePart, Part, ReasoningPart, Role, TextPart, ToolState};
 
 /// Reads a JSON array of ModelMessages, `{ messages: [...] }`, or one message, per record.
 pub fn import(records: &[Record], b: &mut Builder) {
@@ -427,22 +421,6 @@ pub fn split_data(v: &Value) -> Option<(&str, bool, Value)> {
     }
 }
 
-/// The data value `shape` held, with `url` (a data URL for base64 holes) put back in its hole.
-pub fn fill_data<'a>(shape: &'a Value, url: &'a str) -> Option<crate::convert::Json<'a>> {
-    use crate::convert::Json;
-    let o = shape.as_object()?;
-    if let Some(kind) = o.get(HOLE) {
-        let base64 = kind == "base64";
-        let data = match url.strip_prefix("data:").and_then(|r| r.split_once(";base64,")) {
-            Some((_, d)) if base64 => d,
-            _ => url,
-        };
-        return Some(Json::Text(data.into()));
-    }
-    let filled = Json::Obj(o.iter().map(|(k, v)| (k.as_str(), fill_data(v, url).unwrap_or(Json::Ref(v)))).collect());
-    Some(if o.contains_key("__cf") { Json::Tag(Box::new(filled)) } else { filled })
-}
-
 /// Whether a data string is a URL (it has a scheme; base64 never holds `:`).
 fn is_url(s: &str) -> bool {
     s.split_once(':').is_some_and(|(scheme, _)| {
@@ -456,37 +434,6 @@ pub fn outcome(output: &Value) -> Outcome {
     match read_output(output) {
         Ok(output_text) => Outcome::Ok { output: output_text, attachments: attachments(output) },
         Err(error) => Outcome::Err(error),
-    }
-}
-
-/// What a tool output reads as: `Ok(output)` or `Err(error)`. A `content` output is its text items
-/// joined, a marker for each file or image, and the JSON of anything else.
-pub fn read_output(output: &Value) -> Result<String, String> {
-    let value = output.get("value").unwrap_or(&Value::Null);
-    let string = || value.as_str().map_or_else(|| value.to_string(), str::to_string);
-    match str_field(output, "type").unwrap_or("") {
-        "text" => Ok(string()),
-        "json" => Ok(value.to_string()),
-        "error-text" => Err(string()),
-        "error-json" => Err(value.to_string()),
-        "execution-denied" => Err(str_field(output, "reason").unwrap_or("Tool execution denied").to_string()),
-        "content" => Ok(content_items(output).map(item_text).collect::<Vec<_>>().join("\n")),
-        _ => Ok(output.to_string()),
-    }
-}
-
-fn content_items(output: &Value) -> impl Iterator<Item = &Value> {
-    let items = (str_field(output, "type") == Some("content")).then(|| output.get("value")).flatten();
-    items.and_then(Value::as_array).into_iter().flatten()
-}
-
-fn item_text(it: &Value) -> String {
-    let mime = str_field(it, "mediaType").unwrap_or("application/octet-stream");
-    let name = str_field(it, "filename").or_else(|| str_field(it, "url")).unwrap_or("file");
-    match str_field(it, "type").unwrap_or("") {
-        "text" => str_field(it, "text").unwrap_or("").to_string(),
-        "media" | "image-data" | "file-data" | "file" | "image-url" | "file-url" => markers::attached(mime, name),
-        _ => it.to_string(),
     }
 }
 

@@ -31,14 +31,13 @@ use super::ai_sdk::without;
 use super::build::Builder;
 use super::content::{image_mime, parse_args, str_field, time_of};
 use super::Record;
+use crate::message::ai_sdk_layout::STEP_START;
 use crate::message::{FilePart, Message, Part, ReasoningPart, Role, TextPart, ToolPart, ToolState};
 
 /// What a message or part kept of its source beyond the mapped fields.
 pub const EXTRA: &str = "aiSdkUi";
 /// A message's `source-url` / `source-document` parts, as they came.
 pub const SOURCES: &str = "aiSdkUiSources";
-/// Marks the first part of a step after the first (a `step-start` stood before it).
-pub const STEP_START: &str = "stepStart";
 /// The `id` a kept part (`data-*`) had in the source; `id` is the canonical part id.
 pub const OTHER_ID: &str = "aiSdkUiId";
 /// The error of a call the user did not approve.
@@ -60,19 +59,6 @@ pub fn import(records: &[Record], b: &mut Builder) {
             _ => b.warn(rec.line, "not a list of AI SDK UI messages; ignored"),
         }
     }
-}
-
-/// Whether `p` opens a step after the first (see the module docs).
-pub fn starts_step(p: &Part) -> bool {
-    let extra = match p {
-        Part::Text(t) => &t.extra,
-        Part::Reasoning(r) => &r.extra,
-        Part::File(f) => &f.extra,
-        Part::Tool(t) => &t.extra,
-        Part::Compaction(c) => &c.extra,
-        Part::Other(v) => return v.get(STEP_START) == Some(&Value::Bool(true)),
-    };
-    extra.get(STEP_START) == Some(&Value::Bool(true))
 }
 
 #[derive(Default)]

@@ -19,6 +19,7 @@ mod openai_chat;
 mod opencode;
 mod openhands;
 mod pi;
+mod source;
 mod stream;
 mod swe_agent;
 #[cfg(test)]
@@ -29,6 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
 
+pub use source::import_path_or_text;
 pub use stream::{decode, Record};
 
 /// The transcript formats `import_transcript` reads.

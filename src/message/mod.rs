@@ -1,6 +1,7 @@
 //! The canonical message model (opencode-like: a tool call and its result are one part), and the
 //! exact strings the model reads in place of what was cut, cleared or never finished.
 
+pub mod ai_sdk_layout;
 mod envelope;
 pub mod markers;
 mod parse;
@@ -13,10 +14,6 @@ pub use parse::{check_message, parse_message};
 pub use part::{CompactionFiles, CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
 pub use provider_usage::{step_usage_from_provider, usage_from_provider};
 pub use truncate::{head_and_tail, keep_head_and_tail, Cut};
-
-/// The `extra` key of a message that came from AI SDK `ModelMessage`s: the layout that gives them
-/// back as they came (see `formats::ai_sdk`). Such a message is sent with its parts of unknown kinds.
-pub const AI_SDK_LAYOUT: &str = "aiSdk";
 
 /// `image/*` and PDFs: what `stripMedia` replaces and what counts a fixed token cost.
 pub fn is_media(mime: &str) -> bool {

@@ -1,50 +1,18 @@
 //! `importTranscript`: transcripts of other agents, by path or as text.
 
-use std::path::Path;
-
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::errors::{catching, guard, js_error, JsResult as Result};
 use super::tasks::AbortFlag;
 use super::value::{messages_to_js, optional, Json, Text};
-use crate::error::{CfError, Code, Result as CoreResult};
-use crate::formats::{import_transcript_with, Format, Imported, Warning};
-
-/// Text that starts like JSON is the transcript itself; anything else names a file.
-fn load(path_or_text: &str) -> CoreResult<(Option<String>, Vec<Warning>)> {
-    let trimmed = path_or_text.trim_start_matches('\u{feff}').trim_start();
-    if trimmed.starts_with('{') || trimmed.starts_with('[') || trimmed.is_empty() {
-        return Ok((None, Vec::new()));
-    }
-    let path = Path::new(path_or_text);
-    let bytes = std::fs::read(path).map_err(|e| {
-        let code = if e.kind() == std::io::ErrorKind::NotFound { Code::NotFound } else { Code::Io };
-        CfError::new(code, format!("cannot read {path_or_text:?}: {e}"))
-    })?;
-    match String::from_utf8(bytes) {
-        Ok(text) => Ok((Some(text), Vec::new())),
-        Err(e) => {
-            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
-            Ok((
-                Some(text),
-                vec![Warning { line: 0, message: "the file is not valid UTF-8; invalid bytes were replaced".into() }],
-            ))
-        }
-    }
-}
+use crate::error::{CfError, Result as CoreResult};
+use crate::formats::{import_path_or_text, Format, Imported};
 
 fn run(path_or_text: &str, options: Option<Json>, abort: &AbortFlag) -> CoreResult<Imported> {
     let args: crate::formats::ImportOptions = optional("options", options)?;
     let format = args.format.as_deref().map(Format::parse).transpose()?;
-    let (loaded, mut warnings) = load(path_or_text)?;
-    let text = loaded.as_deref().unwrap_or(path_or_text);
-    let mut imported = import_transcript_with(text, format, &|| abort.is_set())?;
-    if !warnings.is_empty() {
-        warnings.append(&mut imported.warnings);
-        imported.warnings = warnings;
-    }
-    Ok(imported)
+    import_path_or_text(path_or_text, format, &|| abort.is_set())
 }
 
 /// Imports a transcript written by another agent (Claude Code, Codex, pi, opencode, SWE-agent,
@@ -89,7 +57,8 @@ impl Task for ImportTask {
         let value = output
             .and_then(|imported| messages_to_js(&env, &imported, &imported.messages))
             .map_err(|e| js_error(&env, &e))?;
-        // SAFETY: the value is handed straight to the promise's resolution in this scope.
+        // SAFETY: the lifetime only ties the handle to `env`; napi-rs resolves the promise with it
+        // as soon as `resolve` returns, inside the same handle scope, and keeps it no longer.
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(value) })
     }
 }

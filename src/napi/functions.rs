@@ -82,18 +82,7 @@ pub fn prune(
 /// Turns of `messages`: one per user message that is not a compaction request.
 #[napi]
 pub fn turns(#[napi(ts_arg_type = "Message[]")] messages: JsonList) -> Result<Vec<Turn>> {
-    guard(|| {
-        let msgs = messages.messages()?;
-        let counter = crate::tokens::Counter {
-            tokenizer: crate::tokens::Tokenizer::Estimate,
-            image_tokens: 0,
-            output_max_chars: None,
-        };
-        let entries: Vec<crate::tokens::Entry> =
-            msgs.into_iter().map(|m| crate::tokens::Entry::new(m, &counter)).collect();
-        let refs: Vec<&crate::tokens::Entry> = entries.iter().collect();
-        Ok(policy::turns(&refs).into_iter().map(Turn::from).collect())
-    })
+    guard(|| Ok(policy::message_turns(messages.messages()?).into_iter().map(Turn::from).collect()))
 }
 
 /// Where the verbatim tail starts in `messages` (pass `filterCompacted` output).
@@ -104,13 +93,7 @@ pub fn select(
     #[napi(ts_arg_type = "ModelInfo")] model: Option<Json>,
     #[napi(ts_arg_type = "TokenizerName")] tokenizer: Option<Text>,
 ) -> Result<Selection> {
-    guard(|| {
-        let h = history(messages, cfg, model, tokenizer)?;
-        let entries: Vec<&crate::tokens::Entry> = h.entries().iter().collect();
-        let opts = h.options();
-        let budget = policy::preserve_recent_budget(&opts.model, &opts.compaction);
-        Ok(policy::select(&entries[..], budget, opts.compaction.tail_turns).into())
-    })
+    guard(|| Ok(history(messages, cfg, model, tokenizer)?.select_whole().into()))
 }
 
 /// The largest suffix of `turn` that fits `budget` tokens and may start a tail, if any.
@@ -123,21 +106,10 @@ pub fn split_turn(
 ) -> Result<Option<TailStart>> {
     guard(|| {
         let h = history(messages, None, None, tokenizer)?;
-        let entries: Vec<&crate::tokens::Entry> = h.entries().iter().collect();
         let turn: TurnArg = turn.options("turn")?;
         let turn = crate::policy::Turn { start: turn.start, end: turn.end, id: turn.id };
-        let budget: f64 = budget.options("budget")?;
-        if turn.start >= turn.end || turn.end > entries.len() {
-            return Err(crate::error::CfError::invalid_argument(format!(
-                "turn: start {} and end {} must satisfy start < end <= {}",
-                turn.start,
-                turn.end,
-                entries.len()
-            )));
-        }
-        let budget = if budget.is_finite() && budget > 0.0 { budget as u64 } else { 0 };
-        Ok(policy::split_turn(&entries[..], &turn, budget)
-            .map(|s| TailStart { start: s as u32, id: entries[s].msg.id.clone() }))
+        let split = h.split_turn_whole(&turn, budget.options("budget")?)?;
+        Ok(split.map(|(start, id)| TailStart { start: start as u32, id: id.to_string() }))
     })
 }
 

@@ -5,6 +5,7 @@
 
 use std::ptr;
 
+use napi::bindgen_prelude::FromNapiValue;
 use napi::sys;
 use serde_json::{Map, Number, Value};
 
@@ -19,8 +20,11 @@ fn check(status: sys::napi_status, what: &str) -> Result<(), String> {
     }
 }
 
+/// # Safety
+/// `env` and `v` must be live handles of the current call.
 unsafe fn type_of(env: sys::napi_env, v: sys::napi_value) -> Result<sys::napi_valuetype, String> {
     let mut t = 0;
+    // SAFETY: live handles (the caller's contract); `t` is a valid local.
     check(unsafe { sys::napi_typeof(env, v, &mut t) }, "a value's type")?;
     Ok(t)
 }
@@ -68,6 +72,10 @@ pub unsafe fn from_js(
     depth: usize,
     r: &mut Reader,
 ) -> Result<Option<Value>, String> {
+    // SAFETY: `env` and `v` are live handles of this call (the caller's contract). The same holds
+    // for every call below ("as above"): out-pointers are valid locals, and a handle N-API returns
+    // (an element, a property) lives in the call's handle scope, so the recursive reads get live
+    // handles too.
     Ok(Some(match unsafe { type_of(env, v)? } {
         sys::ValueType::napi_undefined | sys::ValueType::napi_function | sys::ValueType::napi_symbol => {
             return Ok(None)
@@ -75,16 +83,19 @@ pub unsafe fn from_js(
         sys::ValueType::napi_null => Value::Null,
         sys::ValueType::napi_boolean => {
             let mut b = false;
+            // SAFETY: as above; `v` is a boolean.
             check(unsafe { sys::napi_get_value_bool(env, v, &mut b) }, "a boolean")?;
             Value::Bool(b)
         }
         sys::ValueType::napi_number => {
             let mut n = 0.0;
+            // SAFETY: as above; `v` is a number.
             check(unsafe { sys::napi_get_value_double(env, v, &mut n) }, "a number")?;
             number(n)
         }
         sys::ValueType::napi_bigint => {
             let (mut n, mut lossless) = (0i64, false);
+            // SAFETY: as above; `v` is a bigint.
             check(unsafe { sys::napi_get_value_bigint_int64(env, v, &mut n, &mut lossless) }, "a bigint")?;
             if !lossless {
                 r.report(depth, "a bigint does not fit in 64 bits");
@@ -92,6 +103,7 @@ pub unsafe fn from_js(
             }
             Value::Number(n.into())
         }
+        // SAFETY: as above; `v` is a string.
         sys::ValueType::napi_string => Value::String(unsafe { string(env, v)? }),
         sys::ValueType::napi_object => {
             if depth >= MAX_DEPTH {
@@ -99,12 +111,16 @@ pub unsafe fn from_js(
                 return Ok(Some(Value::Null));
             }
             let mut is_array = false;
+            // SAFETY: as above.
             check(unsafe { sys::napi_is_array(env, v, &mut is_array) }, "an array")?;
+            // SAFETY: as above.
             if let Some(tag) = (!is_array).then(|| unsafe { super::binary::read_typed(env, v) }).flatten() {
                 tag
             } else if is_array {
+                // SAFETY: as above; `v` is an array.
                 Value::Array(unsafe { array(env, v, depth, r)? })
             } else {
+                // SAFETY: as above; `v` is an object.
                 Value::Object(unsafe { object(env, v, depth, r)? })
             }
         }
@@ -122,34 +138,38 @@ fn number(n: f64) -> Value {
     }
 }
 
+/// A JS string's text. napi-rs reads it with the same two calls this reader made by hand, and
+/// trusts N-API's UTF-8 (lone surrogates become U+FFFD) instead of checking it again.
+///
+/// # Safety
+/// `env` and `v` must be live handles of the current call, `v` a string.
 unsafe fn string(env: sys::napi_env, v: sys::napi_value) -> Result<String, String> {
-    let mut len = 0;
-    check(unsafe { sys::napi_get_value_string_utf8(env, v, ptr::null_mut(), 0, &mut len) }, "a string")?;
-    let mut buf = vec![0u8; len + 1];
-    let mut written = 0;
-    check(
-        unsafe { sys::napi_get_value_string_utf8(env, v, buf.as_mut_ptr().cast(), buf.len(), &mut written) },
-        "a string",
-    )?;
-    buf.truncate(written);
-    // N-API writes UTF-8 (lone surrogates become U+FFFD).
-    String::from_utf8(buf).map_err(|_| "a string is not valid UTF-8".into())
+    // SAFETY: the caller's contract.
+    unsafe { String::from_napi_value(env, v) }.map_err(|_| "could not read a string from JS".into())
 }
 
+/// # Safety
+/// `env` and `v` must be live handles of the current call, `v` an array.
 unsafe fn array(env: sys::napi_env, v: sys::napi_value, depth: usize, r: &mut Reader) -> Result<Vec<Value>, String> {
     let mut len = 0u32;
+    // SAFETY: live handles (the caller's contract) and a valid out-pointer. The same holds for
+    // every call below ("as above"); each element handle lives in the call's handle scope.
     check(unsafe { sys::napi_get_array_length(env, v, &mut len) }, "an array's length")?;
     let mut out = Vec::with_capacity(len as usize);
     for i in 0..len {
         let mut element = ptr::null_mut();
+        // SAFETY: as above; `i` is below the length.
         check(unsafe { sys::napi_get_element(env, v, i, &mut element) }, "an array element")?;
         r.enter(depth, || format!("[{i}]"));
+        // SAFETY: as above.
         out.push(unsafe { from_js(env, element, depth + 1, r)? }.unwrap_or(Value::Null));
         r.leave(depth);
     }
     Ok(out)
 }
 
+/// # Safety
+/// `env` and `v` must be live handles of the current call, `v` an object.
 unsafe fn object(
     env: sys::napi_env,
     v: sys::napi_value,
@@ -158,6 +178,9 @@ unsafe fn object(
 ) -> Result<Map<String, Value>, String> {
     let mut keys = ptr::null_mut();
     check(
+        // SAFETY: live handles (the caller's contract) and a valid out-pointer. The same holds for
+        // every call below ("as above"); `keys`, each key and each value live in the call's
+        // handle scope.
         unsafe {
             sys::napi_get_all_property_names(
                 env,
@@ -171,9 +194,11 @@ unsafe fn object(
         "an object's keys",
     )?;
     let mut len = 0u32;
+    // SAFETY: as above; `keys` is an array.
     check(unsafe { sys::napi_get_array_length(env, keys, &mut len) }, "an object's keys")?;
     if len == 0 {
         // An `ArrayBuffer` or a `URL` (AI SDK file data) has no own keys: read as its tag.
+        // SAFETY: as above.
         if let Some(Value::Object(tag)) = unsafe { super::binary::read_keyless(env, v) } {
             return Ok(tag);
         }
@@ -181,11 +206,15 @@ unsafe fn object(
     let mut out = Map::new();
     for i in 0..len {
         let mut key = ptr::null_mut();
+        // SAFETY: as above; `i` is below the length.
         check(unsafe { sys::napi_get_element(env, keys, i, &mut key) }, "a key")?;
+        // SAFETY: as above; the keys were converted to strings.
         let name = unsafe { string(env, key)? };
         let mut value = ptr::null_mut();
+        // SAFETY: as above.
         check(unsafe { sys::napi_get_property(env, v, key, &mut value) }, "a property")?;
         r.enter(depth, || if depth == 0 { name.clone() } else { format!(".{name}") });
+        // SAFETY: as above.
         let value = unsafe { from_js(env, value, depth + 1, r)? };
         r.leave(depth);
         if let Some(value) = value {

@@ -8,7 +8,7 @@ use super::errors::{guard, JsResult as Result};
 use super::session::Session;
 use super::store::StoreWarning;
 use super::value::{messages_to_js, Json, Text};
-use crate::error::{CfError, Code, Result as CoreResult};
+use crate::error::Code;
 use crate::session::SessionOptions;
 use crate::store::{self, PruneRecord};
 
@@ -119,19 +119,6 @@ pub fn log_load_plan(compaction: String) -> Option<LogPlan> {
     })
 }
 
-/// The options of a load: the given ones, else the header's.
-fn options(label: &str, header: &str, given: Option<Json>) -> CoreResult<SessionOptions> {
-    if let Some(o) = given {
-        return crate::policy::parse_options("options", o.value("options", Code::InvalidArgument)?);
-    }
-    match store::parse_header(label, header.as_bytes())?.session {
-        Some(v) => crate::policy::parse_options("the header's session options", v),
-        None => Err(CfError::invalid_argument(format!(
-            "{label}: no session options: pass them to load(), or to open() as `session`"
-        ))),
-    }
-}
-
 fn seqs(entries: Vec<LogEntry>) -> Vec<(u64, Vec<u8>)> {
     entries.into_iter().map(|e| (e.seq as u64, e.entry.into_bytes())).collect()
 }
@@ -150,19 +137,10 @@ pub fn log_load(
 ) -> Result<Option<Session>> {
     guard(|| {
         let label = label.get("label")?;
-        let opts = self::options(&label, &header, options)?;
-        let counter = opts.counter()?;
-        let loaded = match compaction {
-            Some(at) => match store::load_tail(&label, seqs(entries), at as u64, Some(&counter))? {
-                Some(l) => l,
-                None => return Ok(None),
-            },
-            None => {
-                let texts: Vec<&[u8]> = entries.iter().map(|e| e.entry.as_bytes()).collect();
-                store::load_full(&label, &texts, Some(&counter))?
-            }
-        };
-        Ok(Some(Session::wrap(loaded.into_history(opts, &|| false)?)))
+        let given = options.map(|o| o.value("options", Code::InvalidArgument)).transpose()?;
+        let opts = store::log_options(&label, header.as_bytes(), given)?;
+        let compaction = compaction.map(|at| at as u64);
+        Ok(store::load_session(&label, opts, seqs(entries), compaction)?.map(Session::wrap))
     })
 }
 

@@ -491,11 +491,7 @@ fn model_result<'env>(
     r: &crate::session::ModelAppend,
     count: usize,
 ) -> crate::error::Result<Unknown<'env>> {
-    let status = if status == crate::session::SyncStatus::Appended && r.appended.is_empty() && r.updated.is_empty() {
-        "unchanged"
-    } else {
-        status.as_str()
-    };
+    let status = r.status(status).as_str();
     to_js(env, &ModelMessagesOut { status, appended: &r.appended, updated: &r.updated, warnings: &r.warnings, count })
 }
 
@@ -585,16 +581,7 @@ impl Session {
     pub fn set_overhead(&mut self, #[napi(ts_arg_type = "Overhead")] overhead: Json) -> Result<f64> {
         guard(|| {
             let o = overhead.value("overhead", crate::error::Code::InvalidArgument)?;
-            let mut texts: Vec<String> = match o.get("system") {
-                Some(Value::String(s)) => vec![s.clone()],
-                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
-                _ => Vec::new(),
-            };
-            if let Some(tools) = o.get("tools").filter(|t| !t.is_null()) {
-                texts.push(tools.to_string());
-            }
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            Ok(self.write().set_overhead(&texts) as f64)
+            Ok(self.write().set_overhead_of(&o) as f64)
         })
     }
 }

@@ -11,7 +11,7 @@ use super::value::{self, Json, JsonList};
 use crate::compaction::{self, CompactionPlan, PrepareOptions};
 use crate::error::{CfError, Result as CoreResult};
 use crate::session::History;
-use crate::tokens::{count_tokens, Encoding};
+use crate::tokens::{count_tokens_in_slices, Encoding};
 
 /// Set when the caller's signal aborts; checked between chunks of work.
 #[derive(Clone, Default)]
@@ -28,7 +28,7 @@ impl AbortFlag {
             Ok(ValueType::Object) => {}
             _ => return Err(not_a_signal()),
         }
-        let object = unsafe { Object::from_napi_value(env.raw(), signal.raw()) }.map_err(|_| not_a_signal())?;
+        let object = Object::from_raw(env.raw(), signal.raw());
         match object.get_named_property::<Unknown>("aborted").and_then(|a| a.get_type()) {
             Ok(ValueType::Boolean) => {}
             _ => return Err(not_a_signal()),
@@ -36,6 +36,9 @@ impl AbortFlag {
         if object.get_named_property::<bool>("aborted").unwrap_or(false) {
             flag.0.store(true, Ordering::Relaxed);
         }
+        // SAFETY: `env` and `object` are live handles of the current call and `object` is an
+        // object; the conversion checks what the object wraps before it reads it (and fails on a
+        // wrap another addon made).
         let abort = unsafe { AbortSignal::from_napi_value(env.raw(), object.raw()) }.map_err(|_| not_a_signal())?;
         let inner = flag.0.clone();
         abort.on_abort(move || inner.store(true, Ordering::Relaxed));
@@ -110,7 +113,8 @@ impl Task for PrepareTask {
             Some(p) => value::plan_to_js(&env, p).map_err(|e| js_error(&env, &e))?,
             None => Null.into_unknown(&env)?,
         };
-        // SAFETY: the value is handed straight to the promise's resolution in this scope.
+        // SAFETY: the lifetime only ties the handle to `env`; napi-rs resolves the promise with it
+        // as soon as `resolve` returns, inside the same handle scope, and keeps it no longer.
         Ok(unsafe { std::mem::transmute::<Unknown<'_>, Unknown<'static>>(value) })
     }
 }
@@ -121,73 +125,16 @@ pub struct CountTask {
     pub abort: AbortFlag,
 }
 
-/// Text is counted in slices of this many bytes between abort checks, cut where no o200k or cl100k
-/// pre-tokenizer piece can span (so the slices' counts add up to the exact count): between a
-/// newline and an ASCII letter or digit, or between an ASCII letter and a space before a letter.
-const SLICE: usize = 1 << 20;
-
 impl Task for CountTask {
     type Output = CoreResult<u64>;
     type JsValue = f64;
 
     fn compute(&mut self) -> Result<Self::Output> {
         let (text, encoding, abort) = (&self.text, self.encoding, &self.abort);
-        Ok(catching(|| {
-            abort.check()?;
-            if text.len() <= SLICE {
-                return Ok(count_tokens(text, encoding));
-            }
-            let mut total = 0;
-            let mut rest = text.as_str();
-            while !rest.is_empty() {
-                abort.check()?;
-                let cut = slice_end(rest, SLICE);
-                total += count_tokens(&rest[..cut], encoding);
-                rest = &rest[cut..];
-            }
-            Ok(total)
-        }))
+        Ok(catching(|| count_tokens_in_slices(text, encoding, &|| abort.is_set())))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> Result<Self::JsValue> {
         output.map(|n| n as f64).map_err(|e| js_error(&env, &e))
-    }
-}
-
-/// The end of the slice starting `text`: the first safe cut at or after `size` bytes, or the end.
-fn slice_end(text: &str, size: usize) -> usize {
-    let bytes = text.as_bytes();
-    let mut i = size.min(bytes.len());
-    while i < bytes.len() {
-        let newline_then_word = bytes[i - 1] == b'\n' && bytes[i].is_ascii_alphanumeric();
-        let word_space_word = bytes[i - 1].is_ascii_alphabetic()
-            && bytes[i] == b' '
-            && bytes.get(i + 1).is_some_and(u8::is_ascii_alphabetic);
-        if newline_then_word || word_space_word {
-            return i;
-        }
-        i += 1;
-    }
-    bytes.len()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slices_add_up_to_the_exact_count() {
-        let text = "fn main() {\n    let x = 1;\n}\nHello world, it's 2026!\n\n  indented\tline\nzz top".repeat(5000);
-        for enc in [Encoding::O200k, Encoding::Cl100k] {
-            let whole = count_tokens(&text, enc);
-            let mut total = 0;
-            let mut rest = text.as_str();
-            while !rest.is_empty() {
-                let cut = slice_end(rest, 997);
-                total += count_tokens(&rest[..cut], enc);
-                rest = &rest[cut..];
-            }
-            assert_eq!(total, whole);
-        }
     }
 }

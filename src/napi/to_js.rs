@@ -8,6 +8,7 @@ use std::ffi::c_void;
 use std::ptr;
 use std::sync::OnceLock;
 
+use napi::bindgen_prelude::{Env, JsValue, Unknown};
 use napi::sys::{self, napi_env, napi_status, napi_value};
 use serde::ser::{self, Serialize};
 
@@ -35,9 +36,10 @@ fn external_latin1() -> Option<ExternalLatin1> {
     *FOUND.get_or_init(|| {
         #[cfg(unix)]
         {
-            // SAFETY: dlsym with a NUL-terminated name; a non-null result is the Node-API
-            // function of that name, whose signature is ExternalLatin1.
+            // SAFETY: dlsym with a NUL-terminated name, searching the loaded images.
             let f = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"node_api_create_external_string_latin1".as_ptr()) };
+            // SAFETY: a non-null result is Node's exported function of that name, whose C signature
+            // (js_native_api.h) is ExternalLatin1; it stays loaded as long as the process.
             (!f.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, ExternalLatin1>(f) })
         }
         #[cfg(not(unix))]
@@ -45,52 +47,54 @@ fn external_latin1() -> Option<ExternalLatin1> {
     })
 }
 
-/// Frees the bytes behind an external string once V8 is done with it.
-unsafe extern "C" fn free_bytes(_env: napi_env, data: *mut c_void, hint: *mut c_void) {
-    // SAFETY: `data` and `hint` are the pointer and length of a Box<[u8]> leaked by `string`.
-    drop(unsafe { Box::from_raw(ptr::slice_from_raw_parts_mut(data.cast::<u8>(), hint as usize)) });
+/// Frees a string handed to V8 as an external string: its `String`, boxed in the hint.
+///
+/// # Safety
+/// `hint` must be a `Box<String>` that `external` leaked, and this its only call for that box.
+unsafe extern "C" fn drop_string(_env: napi_env, _data: *mut c_void, hint: *mut c_void) {
+    // SAFETY: `hint` is the Box<String> that `external` leaked for this string; Node calls the
+    // finalizer once (and `external` calls it only when Node will not), so it is freed once.
+    drop(unsafe { Box::from_raw(hint.cast::<String>()) });
 }
 
-/// Frees a string handed to V8 whole: its `String`, boxed in the hint.
-unsafe extern "C" fn drop_string(_env: napi_env, _data: *mut c_void, hint: *mut c_void) {
-    // SAFETY: `hint` is a Box<String> leaked by `strings`, freed once.
-    drop(unsafe { Box::from_raw(hint.cast::<String>()) });
+/// An external JS string over the bytes of `s` (ASCII, so valid Latin-1), which V8 owns from
+/// here on: they are freed when the string is collected, or at once when Node copies them. `env`
+/// is a builder's (see `Builder`).
+fn external(env: napi_env, create: ExternalLatin1, s: String) -> Result<napi_value> {
+    let (data, len) = (s.as_ptr(), s.len() as isize);
+    // The heap bytes stay where they are when the String is moved into its box.
+    let hint = Box::into_raw(Box::new(s)).cast::<c_void>();
+    let (mut out, mut copied) = (ptr::null_mut(), false);
+    // SAFETY: a live `env` (see `Builder`); `data` holds `len` ASCII bytes owned by
+    // the boxed String, which the finalizer frees once Node is done with them (Node calls it once,
+    // right away when it copies); the out-pointers are valid locals.
+    let status = unsafe { create(env, data.cast(), len, Some(drop_string), hint, &mut out, &mut copied) };
+    if status != sys::Status::napi_ok {
+        // SAFETY: on failure Node never calls the finalizer, so the box is freed here, once.
+        unsafe { drop_string(env, ptr::null_mut(), hint) };
+        check(status, "creating an external string")?;
+    }
+    Ok(out)
 }
 
 /// `strings` as a JS array. The long ASCII ones become external strings over their own buffers,
 /// moved rather than copied (a compaction's transcript blocks: most of what it hands to JS).
-pub fn strings(env: napi_env, strings: Vec<String>) -> Result<napi_value> {
-    let b = Builder { env, external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
+pub fn strings(env: &Env, strings: Vec<String>) -> Result<napi_value> {
+    let b = Builder { env: env.raw(), external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
     let array = b.array(strings.len())?;
     for (i, s) in strings.into_iter().enumerate() {
-        let value = match b.external {
-            Some(create) if s.len() >= EXTERNAL_MIN && s.is_ascii() => {
-                let (data, len) = (s.as_ptr(), s.len() as isize);
-                let hint = Box::into_raw(Box::new(s)).cast::<c_void>();
-                let mut out = ptr::null_mut();
-                let mut copied = false;
-                // SAFETY: `data` holds `len` ASCII bytes (valid Latin-1), owned by the boxed String
-                // the finalizer frees; Node calls it once, right away when it copies.
-                let status = unsafe { create(env, data.cast(), len, Some(drop_string), hint, &mut out, &mut copied) };
-                if status != sys::Status::napi_ok {
-                    // SAFETY: on failure Node never calls the finalizer, so the box is freed here, once.
-                    unsafe { drop_string(env, ptr::null_mut(), hint) };
-                    check(status, "creating an external string")?;
-                }
-                out
-            }
-            _ => b.string(&s)?,
-        };
+        let value = b.owned_string(s)?;
         b.push(array, i as u32, value)?;
     }
     Ok(array)
 }
 
-/// Sets `object[name]` (an existing property keeps its place).
-pub fn set(env: napi_env, object: napi_value, name: &std::ffi::CStr, value: napi_value) -> Result<()> {
-    // SAFETY: `name` is NUL-terminated and outlives the call; `env`, `object` and `value` come from
-    // the same live call.
-    check(unsafe { sys::napi_set_named_property(env, object, name.as_ptr(), value) }, "setting a property")
+/// Sets `object[name]` (an existing property keeps its place). A raw call with a static C name:
+/// napi-rs's `set_named_property` would make a `CString` of it.
+pub fn set(env: &Env, object: &Unknown, name: &std::ffi::CStr, value: napi_value) -> Result<()> {
+    // SAFETY: `env` and `object` are live handles of the current call (borrowed for it), `value`
+    // was made in it (by `strings`); `name` is NUL-terminated and outlives the call.
+    check(unsafe { sys::napi_set_named_property(env.raw(), object.raw(), name.as_ptr(), value) }, "setting a property")
 }
 
 #[derive(Debug)]
@@ -121,13 +125,19 @@ fn check(status: napi_status, doing: &str) -> Result<()> {
 }
 
 /// Serializes `value` into a JS value in `env`'s current handle scope.
-pub fn build<T: Serialize + ?Sized>(env: napi_env, value: &T) -> Result<napi_value> {
-    let mut out = Builder { env, external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
+pub fn build<T: Serialize + ?Sized>(env: &Env, value: &T) -> Result<napi_value> {
+    let mut out =
+        Builder { env: env.raw(), external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
     value.serialize(&mut out)
 }
 
 /// What every value of one serialization shares: the environment, and the property names made so
 /// far (the same few names recur on every message).
+///
+/// `env` is the live environment of the N-API call that made the builder (`build` and `strings`
+/// are called with the `env` of the entry point running), and the builder lives no longer than
+/// that call: so every raw call below gets a live `env`, and every handle it passes was made by
+/// this builder in the call's handle scope, which keeps it alive until the call returns.
 struct Builder {
     env: napi_env,
     external: Option<ExternalLatin1>,
@@ -138,58 +148,60 @@ struct Builder {
 
 impl Builder {
     fn string(&self, s: &str) -> Result<napi_value> {
+        if let Some(create) = self.external_for(s) {
+            return external(self.env, create, s.to_owned());
+        }
         let mut out = ptr::null_mut();
         let len = s.len() as isize;
-        if !s.is_ascii() {
-            check(
-                unsafe { sys::napi_create_string_utf8(self.env, s.as_ptr().cast(), len, &mut out) },
-                "creating a string",
-            )?;
-            return Ok(out);
-        }
-        if let (Some(create), true) = (self.external, s.len() >= EXTERNAL_MIN) {
-            let bytes: Box<[u8]> = s.as_bytes().into();
-            let data = Box::into_raw(bytes).cast::<u8>();
-            let mut copied = false;
-            // SAFETY: `data` holds `len` ASCII bytes (valid Latin-1) owned by the finalizer from here
-            // on; Node calls it once, right away when it copies, else when the string is collected.
-            let status = unsafe {
-                create(self.env, data.cast(), len, Some(free_bytes), len as *mut c_void, &mut out, &mut copied)
-            };
-            if status != sys::Status::napi_ok {
-                // On failure the finalizer is never called.
-                unsafe { free_bytes(self.env, data.cast(), len as *mut c_void) };
-                check(status, "creating an external string")?;
-            }
-            return Ok(out);
-        }
-        check(
-            unsafe { sys::napi_create_string_latin1(self.env, s.as_ptr().cast(), len, &mut out) },
-            "creating a string",
-        )?;
+        let status = if s.is_ascii() {
+            // SAFETY: a live `env` (see `Builder`); `s` outlives the call and holds `len` ASCII
+            // bytes, so valid Latin-1; `out` is a valid local.
+            unsafe { sys::napi_create_string_latin1(self.env, s.as_ptr().cast(), len, &mut out) }
+        } else {
+            // SAFETY: as above, with `len` bytes of UTF-8.
+            unsafe { sys::napi_create_string_utf8(self.env, s.as_ptr().cast(), len, &mut out) }
+        };
+        check(status, "creating a string")?;
         Ok(out)
+    }
+
+    /// `string` of a String the caller gives up: an external string takes its buffer as it is.
+    fn owned_string(&self, s: String) -> Result<napi_value> {
+        match self.external_for(&s) {
+            Some(create) => external(self.env, create, s),
+            None => self.string(&s),
+        }
+    }
+
+    /// How to make `s` an external string, when it is long ASCII text and this Node can.
+    fn external_for(&self, s: &str) -> Option<ExternalLatin1> {
+        self.external.filter(|_| s.len() >= EXTERNAL_MIN && s.is_ascii())
     }
 
     fn number(&self, n: f64) -> Result<napi_value> {
         let mut out = ptr::null_mut();
+        // SAFETY: a live `env` (see `Builder`); `out` is a valid local.
         check(unsafe { sys::napi_create_double(self.env, n, &mut out) }, "creating a number")?;
         Ok(out)
     }
 
     fn null(&self) -> Result<napi_value> {
         let mut out = ptr::null_mut();
+        // SAFETY: a live `env` (see `Builder`); `out` is a valid local.
         check(unsafe { sys::napi_get_null(self.env, &mut out) }, "getting null")?;
         Ok(out)
     }
 
     fn object(&self) -> Result<napi_value> {
         let mut out = ptr::null_mut();
+        // SAFETY: a live `env` (see `Builder`); `out` is a valid local.
         check(unsafe { sys::napi_create_object(self.env, &mut out) }, "creating an object")?;
         Ok(out)
     }
 
     fn array(&self, len: usize) -> Result<napi_value> {
         let mut out = ptr::null_mut();
+        // SAFETY: a live `env` (see `Builder`); `out` is a valid local.
         check(unsafe { sys::napi_create_array_with_length(self.env, len, &mut out) }, "creating an array")?;
         Ok(out)
     }
@@ -214,6 +226,9 @@ impl Builder {
         let status = if fields.is_empty() {
             sys::Status::napi_ok
         } else {
+            // SAFETY: a live `env` and handles (see `Builder`); `fields` points at `fields.len()`
+            // descriptors whose names and values are handles of this call, and stays borrowed
+            // (unchanged) until the call returns.
             unsafe { sys::napi_define_properties(self.env, object, fields.len(), fields.as_ptr()) }
         };
         self.props.truncate(from);
@@ -236,6 +251,7 @@ impl Builder {
     }
 
     fn push(&self, array: napi_value, index: u32, value: napi_value) -> Result<()> {
+        // SAFETY: a live `env` and handles (see `Builder`).
         check(unsafe { sys::napi_set_element(self.env, array, index, value) }, "setting an element")
     }
 }
@@ -303,6 +319,7 @@ impl<'a> ser::Serializer for &'a mut Builder {
 
     fn serialize_bool(self, v: bool) -> Result<napi_value> {
         let mut out = ptr::null_mut();
+        // SAFETY: a live `env` (see `Builder`); `out` is a valid local.
         check(unsafe { sys::napi_get_boolean(self.env, v, &mut out) }, "getting a boolean")?;
         Ok(out)
     }

@@ -21,14 +21,19 @@ pub struct Json {
 }
 
 /// Reads one value with its own reader.
+///
+/// # Safety
+/// `env` and `v` must be live handles of the current call.
 unsafe fn read(env: sys::napi_env, v: sys::napi_value) -> Json {
     let mut reader = Reader::default();
+    // SAFETY: the caller's contract.
     let value = unsafe { from_js(env, v, 0, &mut reader) }.map(|v| v.unwrap_or(Value::Null));
     Json { value, problem: reader.problem }
 }
 
 impl FromNapiValue for Json {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        // SAFETY: napi-rs converts an argument with the live `env` and handle of the call.
         Ok(unsafe { read(env, v) })
     }
 }
@@ -158,19 +163,16 @@ pub struct JsonList(std::result::Result<Vec<Json>, CfError>);
 
 impl FromNapiValue for JsonList {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-        let mut is_array = false;
-        unsafe { sys::napi_is_array(env, v, &mut is_array) };
-        if !is_array {
+        // SAFETY: napi-rs converts an argument with the live `env` and handle of the call; the
+        // conversion reads the array's length, which fails for anything but an array.
+        let Ok(array) = (unsafe { Array::from_napi_value(env, v) }) else {
             return Ok(JsonList(Err(CfError::invalid_argument("messages: expected an array of messages"))));
-        }
-        let array = unsafe { Array::from_napi_value(env, v)? };
-        let mut out = Vec::with_capacity(array.len() as usize);
-        for i in 0..array.len() {
-            let mut element = std::ptr::null_mut();
-            unsafe { sys::napi_get_element(env, v, i, &mut element) };
-            out.push(unsafe { read(env, element) });
-        }
-        Ok(JsonList(Ok(out)))
+        };
+        let out = (0..array.len()).map(|i| match array.get::<Json>(i) {
+            Ok(Some(json)) => Ok(json),
+            _ => Err(CfError::invalid_argument(format!("messages[{i}]: could not read the element"))),
+        });
+        Ok(JsonList(out.collect()))
     }
 }
 
@@ -202,6 +204,8 @@ pub struct Text(Option<String>);
 
 impl FromNapiValue for Text {
     unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+        // SAFETY: napi-rs converts an argument with the live `env` and handle of the call; a value
+        // that is no string fails the read.
         Ok(Text(unsafe { String::from_napi_value(env, v) }.ok()))
     }
 }
@@ -256,7 +260,7 @@ pub fn messages_to_js<'env, 'm, T: Serialize>(
 ) -> Result<Unknown<'env>> {
     // Messages from AI SDK ModelMessages may give back binary data, which JSON text cannot carry.
     let (count, bytes, binary) = messages.into_iter().fold((0, 0, false), |(n, b, bin), m| {
-        (n + 1, b + m.payload_len(), bin || m.extra.contains_key(crate::message::AI_SDK_LAYOUT))
+        (n + 1, b + m.payload_len(), bin || m.extra.contains_key(crate::message::ai_sdk_layout::LAYOUT))
     });
     if binary {
         return build(env, value);
@@ -273,7 +277,7 @@ pub fn texts_to_js<'env, T: Serialize>(env: &'env Env, value: &T, count: usize, 
 }
 
 fn build<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
-    let raw = super::to_js::build(env.raw(), value)
+    let raw = super::to_js::build(env, value)
         .map_err(|e| CfError::new(Code::Internal, format!("handing a value to JS: {e}")))?;
     // SAFETY: `raw` was just created in `env`'s current scope.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
@@ -285,11 +289,10 @@ pub fn plan_to_js(env: &Env, mut plan: crate::compaction::CompactionPlan) -> Res
     let turn_prefix = std::mem::take(&mut plan.turn_prefix);
     let fail = |e: super::to_js::Error| CfError::new(Code::Internal, format!("handing a plan to JS: {e}"));
     let object = build(env, &plan)?;
-    let raw = env.raw();
-    let transcript = super::to_js::strings(raw, transcript).map_err(fail)?;
-    super::to_js::set(raw, object.raw(), c"transcript", transcript).map_err(fail)?;
-    let turn_prefix = super::to_js::strings(raw, turn_prefix).map_err(fail)?;
-    super::to_js::set(raw, object.raw(), c"turnPrefix", turn_prefix).map_err(fail)?;
+    let transcript = super::to_js::strings(env, transcript).map_err(fail)?;
+    super::to_js::set(env, &object, c"transcript", transcript).map_err(fail)?;
+    let turn_prefix = super::to_js::strings(env, turn_prefix).map_err(fail)?;
+    super::to_js::set(env, &object, c"turnPrefix", turn_prefix).map_err(fail)?;
     Ok(object)
 }
 
@@ -362,37 +365,28 @@ impl ConvertArgs {
 /// A JS array of ModelMessages read element by element (each as JSON), so that a call reads only
 /// the elements it needs.
 pub struct ArrayReader<'a> {
-    env: sys::napi_env,
-    array: sys::napi_value,
+    array: Array<'a>,
     pub len: usize,
-    _handles: std::marker::PhantomData<&'a Env>,
 }
 
 impl<'a> ArrayReader<'a> {
     pub fn new(env: &'a Env, all: &Unknown<'a>) -> Result<ArrayReader<'a>> {
-        let (env, v) = (env.raw(), all.raw());
-        let mut is_array = false;
-        // SAFETY: `env` and `v` are live handles of this call; the out-pointers are valid locals.
-        if unsafe { sys::napi_is_array(env, v, &mut is_array) } != sys::Status::napi_ok || !is_array {
+        if !all.is_array().unwrap_or(false) {
             return Err(bad_array("must be an array of ModelMessages"));
         }
-        let mut len = 0u32;
-        // SAFETY: as above.
-        if unsafe { sys::napi_get_array_length(env, v, &mut len) } != sys::Status::napi_ok {
-            return Err(bad_array("could not read its length"));
-        }
-        Ok(ArrayReader { env, array: v, len: len as usize, _handles: std::marker::PhantomData })
+        // SAFETY: `env` and `all` are live handles of this call, borrowed for `'a`, and `all` is
+        // an array.
+        let array = unsafe { Array::from_napi_value(env.raw(), all.raw()) }
+            .map_err(|_| bad_array("could not read its length"))?;
+        Ok(ArrayReader { len: array.len() as usize, array })
     }
 
     /// Element `i` (`i < len`) as JSON.
     pub fn get(&self, i: usize) -> Result<Value> {
-        let mut e = std::ptr::null_mut();
-        // SAFETY: the handles live as long as `'a` (this call); `i < len` fits in u32.
-        if unsafe { sys::napi_get_element(self.env, self.array, i as u32, &mut e) } != sys::Status::napi_ok {
-            return Err(bad_array(&format!("could not read element {i}")));
+        match self.array.get::<Json>(i as u32) {
+            Ok(Some(json)) => json.value(&format!("all[{i}]"), Code::InvalidArgument),
+            _ => Err(bad_array(&format!("could not read element {i}"))),
         }
-        // SAFETY: `e` is a live handle of this call.
-        unsafe { read(self.env, e) }.value(&format!("all[{i}]"), Code::InvalidArgument)
     }
 }
 

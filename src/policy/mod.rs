@@ -16,6 +16,7 @@ pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PruneP
 pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
 pub use prune::{prune, PruneResult};
 pub use turns::{
-    can_start_tail, is_turn_start, preserve_recent_budget, select, split_turn, turns, Selection, Seq, Turn,
+    can_start_tail, is_turn_start, message_turns, preserve_recent_budget, select, split_turn, turns, Selection, Seq,
+    Turn,
 };
 pub use view::{Base, Cut, View, OPEN};

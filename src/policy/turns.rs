@@ -2,7 +2,8 @@
 //! next turn that fits, never starting on a message a provider would reject.
 
 use super::{usable, CompactionConfig, ModelInfo};
-use crate::tokens::Entry;
+use crate::message::Message;
+use crate::tokens::{Counter, Entry, Tokenizer};
 
 /// One user request and everything that answered it: `[start, end)` in the sequence given.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +39,15 @@ pub fn turns(seq: &[&Entry]) -> Vec<Turn> {
             id: seq[start].msg.id.clone(),
         })
         .collect()
+}
+
+/// Turns of `messages` as given (no view applies): one per user message that is not a compaction
+/// request.
+pub fn message_turns(messages: Vec<Message>) -> Vec<Turn> {
+    // Turns read roles and parts only: the cheapest counter will do.
+    let counter = Counter { tokenizer: Tokenizer::Estimate, image_tokens: 0, output_max_chars: None };
+    let entries: Vec<Entry> = messages.into_iter().map(|m| Entry::new(m, &counter)).collect();
+    turns(&entries.iter().collect::<Vec<_>>())
 }
 
 /// Entries in context order, by index: a slice, or a session's view read in place. The per-turn
@@ -142,5 +152,25 @@ pub fn select<'a, S: Seq<'a> + ?Sized>(seq: &S, budget: u64, tail_turns: Option<
             Selection { head_end: start, tail_start_id: Some(seq.at(start).msg.id.clone()), tail_tokens: total }
         }
         _ => everything,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::message::parse_message;
+
+    #[test]
+    fn message_turns_start_at_user_messages_but_not_at_compaction_requests() {
+        let text = |id: &str, role: &str| json!({"id": id, "role": role, "parts": [{"type": "text", "id": format!("{id}-t"), "text": id}]});
+        let request = json!({"id": "r", "role": "user", "parts": [{"type": "compaction", "id": "r-c", "auto": true}]});
+        let values =
+            [text("a0", "assistant"), text("u1", "user"), text("a1", "assistant"), request, text("u2", "user")];
+        let turns = message_turns(values.into_iter().map(|v| parse_message(v).unwrap()).collect());
+        let expected = [(1, 4, "u1"), (4, 5, "u2")].map(|(start, end, id)| Turn { start, end, id: id.into() });
+        assert_eq!(turns, expected);
+        assert_eq!(message_turns(Vec::new()), []);
     }
 }

@@ -260,6 +260,22 @@ impl History {
         self.overhead
     }
 
+    /// `set_overhead` of an `Overhead` value: `system` (a string, or strings) and `tools` (any
+    /// JSON, counted as its text); anything else in it counts nothing.
+    pub fn set_overhead_of(&mut self, overhead: &serde_json::Value) -> u64 {
+        use serde_json::Value;
+        let mut texts: Vec<String> = match overhead.get("system") {
+            Some(Value::String(s)) => vec![s.clone()],
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_string).collect(),
+            _ => Vec::new(),
+        };
+        if let Some(tools) = overhead.get("tools").filter(|t| !t.is_null()) {
+            texts.push(tools.to_string());
+        }
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        self.set_overhead(&texts)
+    }
+
     pub fn overhead(&self) -> u64 {
         self.overhead
     }

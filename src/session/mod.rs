@@ -13,6 +13,7 @@ mod pruning;
 mod requests;
 mod usage;
 mod visible;
+mod whole_list;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
 pub use history::{History, PruneOutcome, RuleCount};

@@ -11,7 +11,8 @@ use super::History;
 use crate::convert::{to_model_messages, ConvertOptions};
 use crate::error::{CfError, Code, Result};
 use crate::formats::{continue_model_messages, Warning};
-use crate::message::{Role, Usage, AI_SDK_LAYOUT};
+use crate::message::ai_sdk_layout::LAYOUT;
+use crate::message::{Role, Usage};
 
 /// Where the ModelMessages taken so far end: how many, and hashes of the first and the last.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -45,6 +46,18 @@ pub enum SyncStatus {
     /// The array does not extend what the session has (edited, shortened or another
     /// conversation): nothing was taken.
     Diverged,
+}
+
+impl ModelAppend {
+    /// What a call that returned `status` with this outcome reports: one that took and completed
+    /// nothing left the session unchanged.
+    pub fn status(&self, status: SyncStatus) -> SyncStatus {
+        if status == SyncStatus::Appended && self.appended.is_empty() && self.updated.is_empty() {
+            SyncStatus::Unchanged
+        } else {
+            status
+        }
+    }
 }
 
 impl SyncStatus {
@@ -169,7 +182,7 @@ impl History {
             .entries()
             .iter()
             .rev()
-            .filter(|e| e.msg.extra.contains_key(AI_SDK_LAYOUT))
+            .filter(|e| e.msg.extra.contains_key(LAYOUT))
             .take(RESUME_BLOCK)
             .map(|e| &e.msg)
             .collect();
@@ -288,6 +301,17 @@ mod tests {
             let converted = |h: &History| serde_json::to_value(h.to_model_messages(&Default::default())).unwrap();
             assert_eq!(converted(&h), converted(&whole));
         }
+    }
+
+    #[test]
+    fn an_append_that_takes_nothing_reports_unchanged() {
+        let all = conversation();
+        let mut h = session();
+        let r = h.append_model_messages(&all[..2], None).unwrap();
+        assert_eq!(r.status(super::SyncStatus::Appended), super::SyncStatus::Appended);
+        let nothing = h.append_model_messages(&[], None).unwrap();
+        assert_eq!(nothing.status(super::SyncStatus::Appended), super::SyncStatus::Unchanged);
+        assert_eq!(nothing.status(super::SyncStatus::Diverged), super::SyncStatus::Diverged);
     }
 
     #[test]

@@ -443,3 +443,17 @@ fn unsent_messages_are_counted_from_the_end_of_the_context() {
     assert_eq!(ids, ["r1", "s1", "u2", "a3"]);
     assert_eq!(h.unsent_in_context(), 1);
 }
+
+#[test]
+fn overhead_counts_the_system_prompt_and_the_tool_definitions() {
+    let mut h = History::new(SessionOptions::default()).unwrap();
+    let tools = json!([{"name": "bash", "parameters": {"type": "object"}}]);
+    let counter = *h.counter();
+    let text = |t: &str| counter.text(t);
+    let expected = text("You are terse.") + text("Be brief.") + text(&tools.to_string());
+    let set = h.set_overhead_of(&json!({"system": ["You are terse.", 7, "Be brief."], "tools": tools}));
+    assert_eq!((set, h.overhead()), (expected, expected));
+    let one = text("You are terse.");
+    assert_eq!(h.set_overhead_of(&json!({"system": "You are terse.", "tools": null})), one);
+    assert_eq!(h.set_overhead_of(&json!({"other": "ignored"})), 0);
+}

@@ -20,6 +20,7 @@ mod lines;
 mod load;
 mod lock;
 mod log;
+mod log_session;
 mod replay;
 mod session_store;
 mod warning;
@@ -30,6 +31,7 @@ pub use format::{is_header, At, CompactionRecord, Header, Loc, PruneRecord, VERS
 pub use load::Loaded;
 pub use lock::lock_path;
 pub use log::{header_entry, load_full, load_tail, parse_header, plan, LogWriter};
+pub use log_session::{load_session, log_options};
 pub use session_store::{parse_open_options, Loader, OpenOptions, SessionStore, StoreOptions};
 pub use warning::Warning;
 

@@ -90,7 +90,7 @@ impl Counter {
         // Parts of unknown kinds reach the model only in messages that came from AI SDK
         // ModelMessages (they are given back as they came); elsewhere they are an agent's own
         // metadata (opencode's step and patch parts), which no model reads.
-        let sends_other = m.extra.contains_key(crate::message::AI_SDK_LAYOUT);
+        let sends_other = m.extra.contains_key(crate::message::ai_sdk_layout::LAYOUT);
         let parts: Vec<PartCount> = m
             .parts
             .iter()

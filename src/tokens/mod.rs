@@ -4,12 +4,14 @@ mod count;
 mod entry;
 mod estimate;
 mod exact;
+mod slices;
 mod tables;
 
 pub use count::{message_total, Counter, MessageCount, PartCount, MESSAGE_OVERHEAD};
 pub use entry::Entry;
 pub use estimate::{estimate_tokens, Features};
 pub use exact::{count_tokens, warm_up, Encoding};
+pub use slices::count_tokens_in_slices;
 
 /// How a session counts text locally.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

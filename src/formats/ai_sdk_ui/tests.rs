@@ -132,7 +132,8 @@ fn every_part_type_and_tool_state() {
     assert_eq!(streaming.state.input(), &json!("{\"cmd\": \"l"), "an unparsable raw input is kept as text");
 
     // Steps: the first part after each later step-start is marked.
-    let marked: Vec<usize> = (0..a.parts.len()).filter(|&k| super::starts_step(&a.parts[k])).collect();
+    let marked: Vec<usize> =
+        (0..a.parts.len()).filter(|&k| crate::message::ai_sdk_layout::starts_step(&a.parts[k])).collect();
     assert_eq!(marked, [6, 12]);
     let Part::Text(next) = &a.parts[6] else { panic!() };
     assert_eq!(next.text, "next");
