@@ -920,6 +920,12 @@ export declare class Session {
    * requests and summaries `applyCompaction` writes use `cmp` and `sum`).
    */
   newMessageID(prefix?: string): string
+  /**
+   * The user message the provider rejected as too long, again as a new message (not appended):
+   * its fields carried over, its parts with new ids, images and PDFs as
+   * `[Attached <mime>: <filename>]` text, compaction parts left out.
+   */
+  replayMessage(original: Message): Message
   /** The options the session was created with, defaults filled in. */
   get options(): SessionOptions & { tokenizer: TokenizerName }
   /**
@@ -1174,6 +1180,12 @@ export declare function importTranscript(pathOrText: string, options?: ImportOpt
  */
 export declare function importTranscriptAsync(pathOrText: string, options?: ImportOptions, signal?: AbortSignal): Promise<ImportResult>
 
+/**
+ * Images and PDFs: what `stripMedia` and the overflow replay turn into
+ * `[Attached <mime>: <filename>]`, and what counts a fixed token cost.
+ */
+export declare function isMedia(mime: string): boolean
+
 /** True when `tokens` (a count or a provider `Usage`) reaches `usable`. */
 export declare function isOverflow(args: { tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }): boolean
 
@@ -1223,6 +1235,9 @@ export declare function modelFormats(): ModelFormat[]
 
 /** Which tool outputs a prune would clear; the caller sets `state.compactedAt` on them. */
 export declare function prune(messages: Message[], cfg?: CompactionConfig, tokenizer?: TokenizerName): PruneResult
+
+/** What the model reads in place of a pruned tool output. */
+export declare const PRUNED_MARKER: string
 
 /** Whether a prune pays now (the cache-aware policy): the decision, its terms, and the prune. */
 export interface PruneDecision {

@@ -59,10 +59,6 @@ impl From<&CompactionPlan> for ApplyPlan {
     }
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
 fn json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("plain data serializes")
 }
@@ -80,7 +76,7 @@ pub fn apply(h: &mut History, plan: &ApplyPlan, summary: SummaryInput) -> Result
             }
         }
     }
-    let now = now_ms() as f64;
+    let now = crate::session::now_ms() as f64;
     let request_id = h.new_id("cmp");
     // What the next compaction carries over, and what this one's audit found.
     let carried: Vec<&Fact> =

@@ -7,6 +7,7 @@ mod budget;
 mod check;
 mod prepare;
 mod prune_advice;
+mod replay;
 
 pub use apply::{apply, ApplyPlan, SummaryInput};
 pub use audit::{audit, facts_to_keep, normalize, preserved_budget, Audit, Dropped, Fact, FactKind, PRESERVED_HEADING};
@@ -14,6 +15,7 @@ pub use budget::summary_budget;
 pub use check::{audit_summary, preview, AuditPlan, Preview, PreviewPlan};
 pub use prepare::{prepare, CompactionPlan, PrepareOptions};
 pub use prune_advice::{decide_prune, PruneDecision, Threshold};
+pub use replay::replay;
 
 #[cfg(test)]
 mod tests;

@@ -30,3 +30,14 @@ pub fn model_formats() -> Vec<&'static str> {
 pub fn is_store_header(#[napi(ts_arg_type = "string")] line: Text) -> Result<bool> {
     guard(|| Ok(crate::store::is_header(line.get("line")?.as_bytes())))
 }
+
+/// Images and PDFs: what `stripMedia` and the overflow replay turn into
+/// `[Attached <mime>: <filename>]`, and what counts a fixed token cost.
+#[napi]
+pub fn is_media(#[napi(ts_arg_type = "string")] mime: Text) -> Result<bool> {
+    guard(|| Ok(crate::message::is_media(&mime.get("mime")?)))
+}
+
+/// What the model reads in place of a pruned tool output.
+#[napi]
+pub const PRUNED_MARKER: &str = crate::message::markers::PRUNED;

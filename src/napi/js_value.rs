@@ -239,8 +239,11 @@ pub unsafe fn named_properties(
     for &name in names {
         let key = std::ffi::CString::new(name).map_err(|_| format!("{name:?}: not a property name"))?;
         let mut value = ptr::null_mut();
+        // SAFETY: `env` and `v` are live handles of this call (the caller's contract); `key` is a
+        // NUL-terminated string that outlives the call; `value` is a valid out-pointer.
         check(unsafe { sys::napi_get_named_property(env, v, key.as_ptr(), &mut value) }, "a property")?;
         r.enter(0, || name.to_string());
+        // SAFETY: `value` was just returned by N-API for this call, so it is a live handle.
         let value = unsafe { from_js(env, value, 1, r)? };
         r.leave(0);
         if let Some(value) = value {

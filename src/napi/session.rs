@@ -155,6 +155,22 @@ impl Session {
         })
     }
 
+    /// The user message the provider rejected as too long, again as a new message (not appended):
+    /// its fields carried over, its parts with new ids, images and PDFs as
+    /// `[Attached <mime>: <filename>]` text, compaction parts left out.
+    #[napi(ts_return_type = "Message")]
+    pub fn replay_message<'env>(
+        &self,
+        env: &'env Env,
+        #[napi(ts_arg_type = "Message")] original: Json,
+    ) -> Result<Unknown<'env>> {
+        guard(|| {
+            let original = original.message()?;
+            let now = crate::session::now_ms() as f64;
+            to_js(env, &crate::compaction::replay(&original, self.read().new_id("msg"), now))
+        })
+    }
+
     /// The options the session was created with, defaults filled in.
     #[napi(getter, ts_return_type = "SessionOptions & { tokenizer: TokenizerName }")]
     pub fn options<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {

@@ -5,10 +5,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::History;
 
+/// The wall clock in epoch ms (0 before 1970).
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+}
+
 /// `<prefix>_<ms, 12 hex digits><counter, 6 hex digits>`.
 pub fn timed_id(prefix: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let now = now_ms();
     format!("{prefix}_{now:012x}{:06x}", COUNTER.fetch_add(1, Ordering::Relaxed) & 0xff_ffff)
 }
 

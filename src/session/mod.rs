@@ -17,6 +17,7 @@ mod whole_list;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
 pub use history::{History, PruneOutcome, RuleCount};
+pub use ids::now_ms;
 pub use model_messages::{ModelAppend, ModelCursor, SyncStatus};
 pub use options::SessionOptions;
 pub use pins::{pins_of, readable_text, recorded_pins, Pin};

@@ -263,10 +263,6 @@ fn new_session_id() -> String {
     )
 }
 
-fn now_ms() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
 /// Makes a new file's directory entry durable (Unix; elsewhere a no-op).
 fn sync_dir(path: &Path) {
     #[cfg(unix)]
@@ -333,8 +329,12 @@ impl SessionStore {
                 if len > 0 {
                     loader.warnings.add([torn_header(len)]);
                 }
-                let header =
-                    Header { version: VERSION, id: new_session_id(), created: now_ms(), session: opts.session.clone() };
+                let header = Header {
+                    version: VERSION,
+                    id: new_session_id(),
+                    created: crate::session::now_ms(),
+                    session: opts.session.clone(),
+                };
                 let line = format::encode_header(&header);
                 let write = || -> io::Result<()> {
                     file.set_len(0)?;

@@ -3,12 +3,9 @@
 // session keeps the full output; only what calls send changes. A `CallPruner` keeps what it cleared
 // cleared in later calls and clears more only when its policy says so.
 import type { CallPruner } from '../call-pruner.js'
-import type { SessionOptions } from '../../native.js'
+import { PRUNED_MARKER, type SessionOptions } from '../../native.js'
 import { importEntries } from './session.js'
 import type { PiMessage } from './types.js'
-
-/** What the model reads in place of a cleared output (contextfold's marker). */
-const CLEARED = '[Old tool result content cleared]'
 
 /**
  * The messages of the next model call with old tool output cleared, or `undefined` (no change)
@@ -22,7 +19,7 @@ export function pruneContext(messages: readonly PiMessage[], pruner: CallPruner,
   return {
     messages: messages.map((m) => {
       if (m.role !== 'toolResult' || typeof m.toolCallId !== 'string' || !cleared.has(m.toolCallId)) return m
-      return { ...m, content: [{ type: 'text', text: cleared.get(m.toolCallId)!.stub ?? CLEARED }] }
+      return { ...m, content: [{ type: 'text', text: cleared.get(m.toolCallId)!.stub ?? PRUNED_MARKER }] }
     }),
   }
 }
