@@ -164,6 +164,7 @@ fn contract() -> String {
             "The message shape `toModelMessages` returns.",
             convert::ModelFormat::ALL.iter().map(|f| f.name()),
         ),
+        declare::<convert::ConvertArgs>(),
         union(
             "TranscriptFormat",
             "The transcript formats `importTranscript` reads.",

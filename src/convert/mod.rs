@@ -3,6 +3,7 @@
 
 mod ai_sdk;
 mod anthropic;
+mod args;
 pub mod cache;
 mod model_messages;
 mod openai;
@@ -11,6 +12,7 @@ use serde::Serialize;
 
 pub use ai_sdk::{Json, BINARY_TAG};
 pub use anthropic::{to_anthropic, to_anthropic_cached, AnthropicBlock, AnthropicMessage, AnthropicRequest};
+pub use args::{CacheBreakpoints, ConvertArgs};
 pub use model_messages::{
     to_model_messages, with_ends, AssistantContent, ContentItem, ConvertOptions, ModelMessage, Restored, ToolOutput,
     ToolResult, UserContent,

@@ -11,9 +11,10 @@ use super::objects::{
     CacheBreakpoint, ContextTokens, ContextUsage, PruneDecision, PruneResult, Selection, SentRequest, Turn,
 };
 use super::tasks::{AbortFlag, FromMessagesTask, PrepareTask};
-use super::value::{self, to_js, ConvertArgs, Json, JsonList, Picked, Text};
+use super::value::{self, to_js, Json, JsonList, Picked, Text};
 use crate::compaction::{self, PrepareOptions, SummaryInput};
 use crate::convert::convert;
+use crate::convert::ConvertArgs;
 use crate::message::Message;
 use crate::session::History;
 

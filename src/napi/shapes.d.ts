@@ -8,7 +8,8 @@
  * - what `toModelMessages` returns (ModelMessage, AnthropicRequest, OpenAIChatMessage): written by
  *   streaming JSON writers, not from Rust types, and chosen by `format` through the conditional
  *   type `ConvertResult<F>`, which no generator writes;
- * - `ConvertOptions<F>`, generic in its `format` so that the result type follows it;
+ * - `ConvertOptions<F>`: the generated `ConvertFields` with `format` generic, so that the result
+ *   type follows it;
  * - the inputs typed loosely on purpose (ModelMessageLike, AppendModelMessagesOptions, Overhead):
  *   any AI SDK version's messages and usage, any JSON-able tool description.
  */
@@ -71,20 +72,10 @@ export type ToolState =
     }
   | { status: 'error'; input: unknown; error: string; [key: string]: unknown }
 
-export interface ConvertOptions<F extends ModelFormat = ModelFormat> {
+/** Options of `toModelMessages`: `ConvertFields`, with `format` typed so that the result type follows it. */
+export type ConvertOptions<F extends ModelFormat = ModelFormat> = Omit<ConvertFields, 'format'> & {
   /** `'ai-sdk'` (default): `ModelMessage[]`; `'anthropic'`: `AnthropicRequest`; `'openai'`: `OpenAIChatMessage[]`. */
   format?: F
-  /** Replace images and PDFs with `[Attached <mime>: <filename>]`. */
-  stripMedia?: boolean
-  /** Cut tool outputs longer than this, keeping head and tail with an "omitted N chars" marker. */
-  toolOutputMaxChars?: number
-  /**
-   * `format: 'anthropic'`: `cache_control` breakpoints after the system prompt, the newest summary,
-   * the newest prune mark and at the end, at most 4 with those the messages' AI SDK
-   * `providerOptions` set (always kept). Default `true` (`{ type: 'ephemeral' }`); `{ ttl: '1h' }`
-   * for the 1-hour cache; `false` for none.
-   */
-  cacheBreakpoints?: boolean | { ttl?: '5m' | '1h' }
 }
 
 /** AI SDK `ModelMessage` (structurally compatible with `ai` v5 and later). */

@@ -315,53 +315,6 @@ pub fn optional<T: serde::de::DeserializeOwned + Default>(what: &str, value: Opt
     }
 }
 
-/// `toModelMessages` options as JS passes them; unset fields fall back to the session's settings.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(rename_all = "camelCase", default)]
-pub struct ConvertArgs {
-    pub strip_media: Option<bool>,
-    /// `'ai-sdk'` (default), `'anthropic'` or `'openai'`.
-    pub format: Option<String>,
-    #[serde(deserialize_with = "crate::policy::opt_limit")]
-    pub tool_output_max_chars: Option<u64>,
-    /// Anthropic `cache_control` breakpoints: `false`, `true` (the default) or `{ ttl }`.
-    pub cache_breakpoints: Option<CacheBreakpoints>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(untagged)]
-pub enum CacheBreakpoints {
-    On(bool),
-    With(crate::convert::cache::CacheControl),
-}
-
-impl ConvertArgs {
-    pub fn model_format(&self) -> Result<crate::convert::ModelFormat> {
-        self.format.as_deref().map_or(Ok(Default::default()), crate::convert::ModelFormat::parse)
-    }
-
-    /// The `cache_control` breakpoints carry (on unless turned off).
-    pub fn cache_control(&self) -> Result<Option<crate::convert::cache::CacheControl>> {
-        match &self.cache_breakpoints {
-            None | Some(CacheBreakpoints::On(true)) => Ok(Some(Default::default())),
-            Some(CacheBreakpoints::On(false)) => Ok(None),
-            Some(CacheBreakpoints::With(c)) => match c.ttl.as_deref() {
-                None | Some("5m" | "1h") => Ok(Some(c.clone())),
-                Some(other) => Err(CfError::invalid_argument(format!(
-                    "options.cacheBreakpoints.ttl: {other:?} (expected '5m' or '1h')"
-                ))),
-            },
-        }
-    }
-
-    pub fn over(self, base: crate::convert::ConvertOptions) -> crate::convert::ConvertOptions {
-        crate::convert::ConvertOptions {
-            strip_media: self.strip_media.unwrap_or(base.strip_media),
-            tool_output_max_chars: self.tool_output_max_chars.map(|n| n as usize).or(base.tool_output_max_chars),
-        }
-    }
-}
-
 /// A JS array of ModelMessages read element by element (each as JSON), so that a call reads only
 /// the elements it needs.
 pub struct ArrayReader<'a> {
