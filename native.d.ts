@@ -186,6 +186,23 @@ export type SessionOptions = {
 }
 
 /**
+ * The arguments of `usable`: a model and its compaction settings.
+ */
+export type UsableArgs = {
+  model: ModelInfo
+  cfg?: CompactionConfig
+}
+
+/**
+ * The arguments of `isOverflow`: a context size against a model and its compaction settings.
+ */
+export type OverflowArgs = {
+  tokens: number | Usage
+  model: ModelInfo
+  cfg?: CompactionConfig
+}
+
+/**
  * Where `prepareCompaction` cuts, and what the compaction part records.
  */
 export type PrepareOptions = {
@@ -194,7 +211,8 @@ export type PrepareOptions = {
    */
   auto?: boolean
   /**
-   * The provider rejected the context as too long (recorded in the compaction part).
+   * The provider rejected the context as too long (recorded in the compaction part; `compact()`
+   * adds the media notice to the continue message).
    */
   overflow?: boolean
   /**
@@ -1204,7 +1222,7 @@ export declare function importTranscriptAsync(pathOrText: string, options?: Impo
 export declare function isMedia(mime: string): boolean
 
 /** True when `tokens` (a count or a provider `Usage`) reaches `usable`. */
-export declare function isOverflow(args: { tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }): boolean
+export declare function isOverflow(args: OverflowArgs): boolean
 
 /**
  * Whether `line` is a session file's header line (`{"type":"header",...}`), well-formed or not: a
@@ -1407,7 +1425,7 @@ export interface Turn {
 export declare function turns(messages: Message[]): Array<Turn>
 
 /** Tokens a context may hold before it overflows (0 when the window is unknown). */
-export declare function usable(args: { model: ModelInfo; cfg?: CompactionConfig }): number
+export declare function usable(args: UsableArgs): number
 
 /**
  * A provider's usage report as a contextfold `Usage` (`input` without the cached tokens): AI SDK

@@ -144,6 +144,8 @@ fn contract() -> String {
             tokens::Tokenizer::ALL.iter().map(|t| t.name()),
         ),
         declare::<session::SessionOptions>(),
+        declare::<policy::UsableArgs>(),
+        declare::<policy::OverflowArgs>(),
         declare_defaulted::<compaction::PrepareOptions>(),
         declare::<summary_input::CommandGroup>(),
         declare::<summary_input::LastError>(),

@@ -1,5 +1,5 @@
 // Public types of the TypeScript layer.
-import type { Audit, CompactionPlan, Message, ModelMessageLike, Session, TokenizerName, Usage } from '../native.js'
+import type { Audit, CompactionPlan, Message, ModelMessageLike, PrepareOptions, Session, TokenizerName, Usage } from '../native.js'
 import type { CompactError } from './errors.js'
 
 import type { TemplateName } from './templates.js'
@@ -108,7 +108,8 @@ export interface CompactHooks {
   afterCompact?: (result: CompactionResult, ctx: { session: Session; plan?: CompactionPlan }) => void | Promise<void>
 }
 
-export interface CompactOptions {
+/** Where to cut (`PrepareOptions`), how to summarize, and what to append after the summary. */
+export interface CompactOptions extends PrepareOptions {
   /** Writes the summary; default: the offline `extractiveSummarizer()`. */
   summarizer?: Summarizer
   /** Aborting rejects with an `AbortError` (`code: 'CF_ABORTED'`) and leaves the session as it was. */
@@ -140,20 +141,8 @@ export interface CompactOptions {
    * summary (default true; pass false for a manual `/compact` that should not resume the agent).
    */
   autoContinue?: boolean
-  /** Summarize up to and including this message; keep everything after it. */
-  upTo?: string
-  /** Summarize from this message to the end; keep everything before it. */
-  from?: string
-  /** The session's first turns that are never summarized (default 0). */
-  protectFirstTurns?: number
-  /** Leading system messages are never summarized (default true). */
-  protectSystem?: boolean
   /** Where the full session is stored: the summary tells the model it can read details there. */
   transcriptPath?: string
-  /** The compaction was triggered automatically (recorded in the compaction part). */
-  auto?: boolean
-  /** The provider rejected the context as too long (recorded; adds the media notice to the continue message). */
-  overflow?: boolean
   /**
    * Overflow replay: the id of the user message the provider rejected. It is left out of the
    * summary, hidden, and re-created after the summary with new ids (images and PDFs become

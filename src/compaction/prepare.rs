@@ -17,7 +17,8 @@ use crate::summary_input::{facts, redact, serialize_message, track_files, Facts,
 pub struct PrepareOptions {
     /// Triggered automatically (recorded in the compaction part).
     pub auto: bool,
-    /// The provider rejected the context as too long (recorded in the compaction part).
+    /// The provider rejected the context as too long (recorded in the compaction part; `compact()`
+    /// adds the media notice to the continue message).
     pub overflow: bool,
     /// Summarize up to and including this message, keep everything after it verbatim.
     #[serde(rename = "upTo")]

@@ -186,6 +186,23 @@ export type SessionOptions = {
 }
 
 /**
+ * The arguments of `usable`: a model and its compaction settings.
+ */
+export type UsableArgs = {
+  model: ModelInfo
+  cfg?: CompactionConfig
+}
+
+/**
+ * The arguments of `isOverflow`: a context size against a model and its compaction settings.
+ */
+export type OverflowArgs = {
+  tokens: number | Usage
+  model: ModelInfo
+  cfg?: CompactionConfig
+}
+
+/**
  * Where `prepareCompaction` cuts, and what the compaction part records.
  */
 export type PrepareOptions = {
@@ -194,7 +211,8 @@ export type PrepareOptions = {
    */
   auto?: boolean
   /**
-   * The provider rejected the context as too long (recorded in the compaction part).
+   * The provider rejected the context as too long (recorded in the compaction part; `compact()`
+   * adds the media notice to the continue message).
    */
   overflow?: boolean
   /**

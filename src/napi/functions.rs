@@ -12,8 +12,8 @@ use super::value::{self, Json, JsonList, Text};
 use crate::convert::convert;
 use crate::convert::ConvertArgs;
 use crate::error::Result as CoreResult;
-use crate::message::{Message, Usage};
-use crate::policy::{self, CompactionConfig, ModelInfo};
+use crate::message::Message;
+use crate::policy;
 use crate::session::{History, SessionOptions};
 use crate::tokens::{count_tokens as count, estimate_tokens as estimate, Encoding};
 
@@ -122,50 +122,16 @@ struct TurnArg {
     id: String,
 }
 
-#[derive(Deserialize)]
-struct LimitArgs {
-    model: ModelInfo,
-    #[serde(default, alias = "compaction")]
-    cfg: CompactionConfig,
-}
-
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum TokensArg {
-    Count(#[serde(deserialize_with = "crate::policy::limit")] u64),
-    Usage(Usage),
-}
-
-#[derive(Deserialize)]
-struct OverflowArgs {
-    tokens: TokensArg,
-    model: ModelInfo,
-    #[serde(default, alias = "compaction")]
-    cfg: CompactionConfig,
-}
-
 /// Tokens a context may hold before it overflows (0 when the window is unknown).
 #[napi]
-pub fn usable(#[napi(ts_arg_type = "{ model: ModelInfo; cfg?: CompactionConfig }")] args: Json) -> Result<f64> {
-    guard(|| {
-        let a: LimitArgs = args.options("args")?;
-        Ok(policy::usable(&a.model, &a.cfg) as f64)
-    })
+pub fn usable(#[napi(ts_arg_type = "UsableArgs")] args: Json) -> Result<f64> {
+    guard(|| Ok(args.options::<policy::UsableArgs>("args")?.usable() as f64))
 }
 
 /// True when `tokens` (a count or a provider `Usage`) reaches `usable`.
 #[napi]
-pub fn is_overflow(
-    #[napi(ts_arg_type = "{ tokens: number | Usage; model: ModelInfo; cfg?: CompactionConfig }")] args: Json,
-) -> Result<bool> {
-    guard(|| {
-        let a: OverflowArgs = args.options("args")?;
-        let tokens = match a.tokens {
-            TokensArg::Count(n) => n,
-            TokensArg::Usage(u) => u.context_tokens(),
-        };
-        Ok(policy::is_overflow(tokens, &a.model, &a.cfg))
-    })
+pub fn is_overflow(#[napi(ts_arg_type = "OverflowArgs")] args: Json) -> Result<bool> {
+    guard(|| Ok(args.options::<policy::OverflowArgs>("args")?.is_overflow()))
 }
 
 /// Tokenizer-free estimate, calibrated per character class (not chars/4).

@@ -9,7 +9,6 @@ use super::session::Session;
 use super::store::StoreWarning;
 use super::value::{messages_to_js, Json, Text};
 use crate::error::Code;
-use crate::session::SessionOptions;
 use crate::store::{self, PruneRecord};
 
 /// One entry of a session log: its number (1 is the header) and its JSON text.
@@ -102,10 +101,7 @@ pub fn log_header(
 ) -> Result<String> {
     guard(|| {
         let session = session.map(|s| s.value("session", Code::InvalidArgument)).transpose()?;
-        if let Some(v) = &session {
-            crate::policy::parse_options::<SessionOptions>("session", v.clone())?;
-        }
-        Ok(out(vec![store::header_entry(&id, created.max(0.0) as u64, session)]).remove(0))
+        Ok(out(vec![store::new_header_entry(&id, created.max(0.0) as u64, session)?]).remove(0))
     })
 }
 

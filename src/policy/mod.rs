@@ -13,7 +13,9 @@ pub(crate) use options::limit;
 #[cfg(feature = "node")]
 pub(crate) use options::opt_limit;
 pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PrunePolicy};
-pub use overflow::{is_overflow, max_output_tokens, pressure_tier, usable, Tier};
+pub use overflow::{
+    is_overflow, max_output_tokens, pressure_tier, usable, ContextSize, OverflowArgs, Tier, UsableArgs,
+};
 pub use prune::{prune, PruneResult};
 pub use turns::{
     can_start_tail, is_turn_start, message_turns, preserve_recent_budget, select, split_turn, turns, Selection, Seq,

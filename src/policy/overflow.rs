@@ -1,6 +1,9 @@
 //! Usable window, overflow and pressure tiers.
 
+use serde::Deserialize;
+
 use super::{CompactionConfig, ModelInfo};
+use crate::message::Usage;
 
 /// Output cap assumed for any model (opencode's `OUTPUT_TOKEN_MAX`).
 pub const OUTPUT_TOKEN_MAX: u64 = 32_000;
@@ -25,6 +28,52 @@ pub fn usable(model: &ModelInfo, cfg: &CompactionConfig) -> u64 {
     match model.limit.input.filter(|i| *i > 0) {
         Some(input) => input.saturating_sub(cfg.reserved.unwrap_or(20_000.min(max_out))),
         None => model.limit.context.saturating_sub(max_out.max(cfg.reserved.unwrap_or(0))),
+    }
+}
+
+/// The arguments of `usable`: a model and its compaction settings.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct UsableArgs {
+    pub model: ModelInfo,
+    #[serde(default, alias = "compaction")]
+    #[cfg_attr(test, ts(as = "Option<CompactionConfig>", optional))]
+    pub cfg: CompactionConfig,
+}
+
+impl UsableArgs {
+    pub fn usable(&self) -> u64 {
+        usable(&self.model, &self.cfg)
+    }
+}
+
+/// A context size: a token count, or a provider's usage report (its `total`, else its parts).
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub enum ContextSize {
+    Count(#[serde(deserialize_with = "super::options::limit")] u64),
+    Usage(Usage),
+}
+
+/// The arguments of `isOverflow`: a context size against a model and its compaction settings.
+#[derive(Deserialize)]
+#[cfg_attr(test, derive(ts_rs::TS))]
+pub struct OverflowArgs {
+    #[cfg_attr(test, ts(type = "number | Usage"))]
+    pub tokens: ContextSize,
+    pub model: ModelInfo,
+    #[serde(default, alias = "compaction")]
+    #[cfg_attr(test, ts(as = "Option<CompactionConfig>", optional))]
+    pub cfg: CompactionConfig,
+}
+
+impl OverflowArgs {
+    pub fn is_overflow(&self) -> bool {
+        let tokens = match &self.tokens {
+            ContextSize::Count(n) => *n,
+            ContextSize::Usage(u) => u.context_tokens(),
+        };
+        is_overflow(tokens, &self.model, &self.cfg)
     }
 }
 
@@ -91,6 +140,23 @@ mod tests {
         let reserved = CompactionConfig { reserved: Some(50_000), ..cfg.clone() };
         assert_eq!(usable(&model(200_000, None, Some(8_000)), &reserved), 150_000);
         assert_eq!(usable(&model(400_000, Some(272_000), None), &reserved), 222_000);
+    }
+
+    #[test]
+    fn reads_a_count_or_a_usage_report() {
+        let args = |v| crate::policy::parse_options::<OverflowArgs>("args", v).unwrap();
+        let m = serde_json::json!({"limit": {"context": 200_000, "output": 64_000}});
+        assert!(args(serde_json::json!({"tokens": 168_000, "model": m})).is_overflow());
+        assert!(!args(serde_json::json!({"tokens": {"input": 100_000, "output": 67_999}, "model": m})).is_overflow());
+        assert!(
+            args(serde_json::json!({"tokens": {"input": 1, "output": 1, "total": 168_000}, "model": m})).is_overflow()
+        );
+        assert!(!args(serde_json::json!({"tokens": 168_000, "model": m, "cfg": {"auto": false}})).is_overflow());
+        let usable = crate::policy::parse_options::<UsableArgs>(
+            "args",
+            serde_json::json!({"model": m, "compaction": {"reserved": 50_000}}),
+        );
+        assert_eq!(usable.unwrap().usable(), 150_000);
     }
 
     #[test]

@@ -35,6 +35,14 @@ pub fn header_entry(id: &str, created: u64, session: Option<Value>) -> Vec<u8> {
     strip(format::encode_header(&Header { version: VERSION, id: id.to_string(), created, session }))
 }
 
+/// `header_entry` for options a caller gave: `CF_INVALID_ARGUMENT` unless they are `SessionOptions`.
+pub fn new_header_entry(id: &str, created: u64, session: Option<Value>) -> Result<Vec<u8>> {
+    if let Some(v) = &session {
+        crate::policy::parse_options::<crate::session::SessionOptions>("session", v.clone())?;
+    }
+    Ok(header_entry(id, created, session))
+}
+
 /// The header of a log, from its first entry.
 pub fn parse_header(label: &str, entry: &[u8]) -> Result<Header> {
     format::parse_header(entry).map_err(|p| corrupt(label, 1, &p))
@@ -233,6 +241,15 @@ mod tests {
             entries.extend(writer.append(m).unwrap());
         }
         entries
+    }
+
+    #[test]
+    fn a_new_header_takes_only_session_options() {
+        let ok = new_header_entry("s", 1, Some(serde_json::json!({"model": {"limit": {"context": 1000}}}))).unwrap();
+        assert_eq!(parse_header("log", &ok).unwrap().id, "s");
+        let e = new_header_entry("s", 1, Some(serde_json::json!({"model": {}}))).unwrap_err();
+        assert_eq!(e.code, crate::error::Code::InvalidArgument);
+        assert!(e.message.starts_with("session.model"), "{}", e.message);
     }
 
     #[test]

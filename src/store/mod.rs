@@ -30,7 +30,7 @@ pub use durability::Durability;
 pub use format::{is_header, At, CompactionRecord, Header, Loc, PruneRecord, VERSION};
 pub use load::Loaded;
 pub use lock::lock_path;
-pub use log::{header_entry, load_full, load_tail, parse_header, plan, LogWriter};
+pub use log::{header_entry, load_full, load_tail, new_header_entry, parse_header, plan, LogWriter};
 pub use log_session::{load_session, log_options};
 pub use session_store::{parse_open_options, Loader, OpenOptions, SessionStore, StoreOptions};
 pub use warning::Warning;

@@ -98,19 +98,11 @@ impl Writer {
         policy: Durability,
         counter: Option<Counter>,
     ) -> Writer {
-        Writer {
-            path: path.to_path_buf(),
-            file,
-            _lock: lock,
-            end: layout.end,
-            torn: layout.torn(),
-            lines: 0,
-            sync: SyncState::new(policy),
-            must_sync: false,
-            known: Known::Unread(layout.clone()),
-            counter,
-            warnings: Vec::new(),
-        }
+        let mut w = Writer::fresh(path, file, lock, layout.end, policy, counter);
+        w.torn = layout.torn();
+        w.lines = 0;
+        w.known = Known::Unread(layout.clone());
+        w
     }
 
     /// Starts indexing the file in the background, if not started yet.
