@@ -4,16 +4,15 @@
 // Every unsafe block says why it is sound, every unsafe function what its caller must uphold.
 #![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
-mod binary;
 mod constants;
 mod errors;
 mod formats;
 mod functions;
-mod js_value;
 mod log;
+mod marshal;
 mod objects;
 pub(crate) mod session;
 mod store;
 mod tasks;
-mod to_js;
-mod value;
+
+use marshal::value;
