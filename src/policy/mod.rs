@@ -10,7 +10,6 @@ mod view;
 
 pub use microcompact::{microcompact, Rule, Stub};
 pub(crate) use options::limit;
-#[cfg(feature = "node")]
 pub(crate) use options::opt_limit;
 pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PrunePolicy};
 pub use overflow::{
