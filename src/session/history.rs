@@ -1,3 +1,5 @@
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 
 use super::fenwick::Fenwick;
@@ -10,6 +12,7 @@ use super::usage::Calibration;
 use super::visible::Visible;
 use super::Breakdown;
 use super::{ContextUsage, SessionOptions, Source};
+use crate::convert::cache::Shape;
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
 use crate::message::{Message, Part, ToolState};
@@ -24,6 +27,9 @@ pub struct History {
     pub(super) opts: SessionOptions,
     pub(super) counter: Counter,
     pub(super) entries: Vec<Entry>,
+    /// What each message gives a prompt (`convert::cache::Shape`), worked out when first asked:
+    /// placing cache breakpoints then converts only the messages that are new.
+    shapes: Vec<OnceLock<Shape>>,
     /// Positions by message id (Fx: ids are hashed once per message a load reads).
     index: FxHashMap<String, usize>,
     pub(super) sums: Fenwick,
@@ -67,6 +73,7 @@ impl History {
             opts,
             counter,
             entries: Vec::new(),
+            shapes: Vec::new(),
             index: FxHashMap::default(),
             sums: Fenwick::default(),
             kinds: Fenwick::default(),
@@ -173,6 +180,7 @@ impl History {
             Ok(())
         })?;
         h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
+        h.shapes = h.entries.iter().map(|_| OnceLock::new()).collect();
         let now = h.tick();
         for e in &mut h.entries {
             e.seen_at = e.stated_time().unwrap_or(now);
@@ -325,6 +333,7 @@ impl History {
         let changes_view = entry.msg.is_completed_summary();
         let trusted = entry.msg.trusted_usage().is_some();
         self.entries.push(entry);
+        self.shapes.push(OnceLock::new());
         if changes_view {
             self.refresh_view();
         } else if trusted {
@@ -346,6 +355,7 @@ impl History {
         let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
         entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
         let old = std::mem::replace(&mut self.entries[i], entry);
+        self.shapes[i] = OnceLock::new();
         self.sums.replace(i, old.tokens, self.entries[i].tokens);
         self.kinds.replace(i, Breakdown::of(&old), Breakdown::of(&self.entries[i]));
         self.growth.replace(i, Growth::of(&old), Growth::of(&self.entries[i]));
@@ -464,6 +474,12 @@ impl History {
 
     pub fn is_overflow(&self) -> bool {
         policy::is_overflow(self.usage().tokens, &self.opts.model, &self.opts.compaction)
+    }
+
+    /// What the message at position `i` gives a prompt. A prune leaves it as it was: a cleared
+    /// output is still one result, with the app's breakpoints where they were.
+    pub fn shape(&self, i: usize) -> Shape {
+        *self.shapes[i].get_or_init(|| Shape::of(&self.entries[i].msg))
     }
 
     /// Positions of the messages the model sees, in the order it reads them.
