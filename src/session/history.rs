@@ -60,6 +60,15 @@ pub struct History {
     pub(super) last_request: Option<super::Sent>,
 }
 
+/// An output a prune would clear: its message's position, the signed change of that message's
+/// tokens, and the tokens it clears (which provider usage reported before the prune still holds).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Clearing {
+    pub position: usize,
+    pub delta: i64,
+    pub cleared: u64,
+}
+
 /// Messages counted per chunk between abort checks.
 const CHUNK: usize = 256;
 
@@ -440,20 +449,33 @@ impl History {
     }
 
     pub fn usage(&self) -> ContextUsage {
+        self.usage_after(&[])
+    }
+
+    /// `usage()` as it will be once the outputs of `pending` are cleared (a prune's dry run).
+    pub(super) fn usage_after(&self, pending: &[Clearing]) -> ContextUsage {
         let len = self.entries.len();
+        // The change of the tokens of positions `[a, b)`.
+        let shift = |a: usize, b: usize| -> i64 {
+            pending.iter().filter(|c| (a..b).contains(&c.position)).map(|c| c.delta).sum()
+        };
+        let plus = |n: u64, d: i64| n.saturating_add_signed(d);
         let (usage_tokens, local, source) = match self.last_usage {
             Some(u) => {
                 let reported = self.entries[u].msg.trusted_usage().map_or(0, |x| x.context_tokens());
                 // What the answer grew by after its report (its tool results) is counted locally.
-                let grown = self.entries[u].tokens.saturating_sub(self.entries[u].reported_tokens);
-                let trailing = self.sums.range(u + 1, len) + grown;
+                let grown =
+                    plus(self.entries[u].tokens, shift(u, u + 1)).saturating_sub(self.entries[u].reported_tokens);
+                let trailing = plus(self.sums.range(u + 1, len), shift(u + 1, len)) + grown;
                 let source = if trailing == 0 { Source::Usage } else { Source::Mixed };
                 // Outputs cleared after the report are still in it.
-                let cleared = self.prunes.cleared_after(self.entries[u].seen_at, u, |p| self.view.is_visible(p));
+                let visible = |p: usize| self.view.is_visible(p);
+                let cleared = self.prunes.cleared_after(self.entries[u].seen_at, u, visible)
+                    + pending.iter().filter(|c| c.position < u && visible(c.position)).map(|c| c.cleared).sum::<u64>();
                 (reported.saturating_sub(cleared), trailing, source)
             }
             // The system prompt and tool definitions count until a usage report covers them.
-            None => (0, self.visible_tokens() + self.overhead, Source::Estimate),
+            None => (0, plus(self.visible_tokens(), shift(0, len)) + self.overhead, Source::Estimate),
         };
         let local_tokens = self.calibration.apply(local);
         let tokens = usage_tokens + local_tokens;
