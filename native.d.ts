@@ -1335,6 +1335,11 @@ export interface PruneResult {
    * again instead of reading it from the cache.
    */
   tokensFromFirstChanged: number
+  /**
+   * The context's tokens after the prune, as `usage().tokens` says them (after a dry run: will
+   * say them once it is done).
+   */
+  tokensAfter: number
   /** True for `prune({ dryRun: true })`: nothing was changed. */
   dryRun: boolean
 }

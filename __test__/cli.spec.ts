@@ -288,6 +288,34 @@ describe('contextfold inspect', () => {
     expect(missing.stderr).toContain('--system')
   })
 
+  it('the prune preview and the cost line come from one dry run: the figures a real prune gives', async () => {
+    const system = join(dir, 'prune-system.txt')
+    writeFileSync(system, 'You are a careful coding agent. '.repeat(100))
+    const usd = (x: number) => `$${x < 0.01 ? x.toFixed(4) : x.toFixed(2)}`
+    const fmt = (n: number) => n.toLocaleString('en-US')
+    for (const file of ['codex/agentv-019ed99c-3compactions.jsonl', 'pi/pi-mono-before-compaction-v1.jsonl']) {
+      for (const extra of [[], ['--system', system]]) {
+        const args = ['inspect', corpus(file), ...extra]
+        const report = await json(args)
+        const { session, messages } = nativeSession(corpus(file), windowOptions())
+        const copy = Session.fromMessages(messages, session.options)
+        for (const s of extra.length ? [session, copy] : []) s.setOverhead({ system: readFileSync(system, 'utf8') })
+        const decision = session.decidePrune()
+        const pruned = copy.prune()
+        const freed = { tokensFreed: pruned.tokensFreed, parts: pruned.prunedPartIDs.length, messages: new Set(pruned.messageIDs).size }
+        expect(freed.parts, file).toBeGreaterThan(0)
+        expect(report.prune, `${file} ${extra.join(' ')}`).toEqual({ ...freed, tokensAfter: copy.usage().tokens })
+        expect(report.cost.prune).toEqual({ saving: decision.saving, cost: decision.cost, pays: decision.prune })
+        const out = (await cli(args)).stdout
+        expect(out).toContain(
+          `Prune  would free ${fmt(freed.tokensFreed)} tokens from ${fmt(freed.parts)} tool outputs in ${fmt(freed.messages)} messages ` +
+            `(${fmt(session.usage().tokens)} → ${fmt(copy.usage().tokens)} tokens)`,
+        )
+        expect(out).toMatch(new RegExp(`prune now +saves \\${usd(decision.saving)} over the requests to follow, costs \\${usd(decision.cost)} of cache re-writes`))
+      }
+    }
+  })
+
   it('corpus files of every kind: the detected format and counts are the importer’s', async () => {
     const files = [
       'codex/agentv-019ed836-small.jsonl',

@@ -1,7 +1,8 @@
 // contextfold/pi in the real pi agent: `createAgentSession` with in-memory settings and session, a
 // faux model playing scripted replies (no network), the extension loaded as a user loads it (a file
 // `export { default } from 'contextfold/pi'`, through pi's own loader) or as a configured factory.
-// Each replies function sees the request: a summary call (contextfold's system prompt) or a turn.
+// Each replies function sees the request: a summary call (contextfold's system prompt, or the
+// agent's conversation ending with contextfold's instructions) or a turn.
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -10,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 
 import { SYSTEM_PROMPT } from '../dist/index.js'
 import { createPiExtension } from '../dist/pi/index.js'
+import { convertToLlm } from '../dist/pi/convert.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -32,9 +34,19 @@ const SETTINGS = { compaction: { enabled: true, reserveTokens: 2000, keepRecentT
 
 interface Call {
   summary: boolean
+  /** A summary asked as the agent's own conversation (its request, then the instructions). */
+  conversation: boolean
   system: string
   text: string
+  /** The request's messages as the model got them (a copy), and the call's options. */
+  messages: Any[]
+  options: Any
+  /** Tokens of the tools sent beside the messages (pi 0.73; 0.87 sends them in its system message), as the faux model counts. */
+  toolTokens: number
 }
+
+/** The first words of the instructions contextfold appends to the agent's conversation. */
+const INSTRUCTIONS = 'The conversation above is being compacted'
 
 const text = (m: Any): string =>
   typeof m.content === 'string' ? m.content : (m.content as Any[]).map((c) => c.text ?? JSON.stringify(c.arguments ?? '')).join('\n')
@@ -67,7 +79,16 @@ export function piSuite(v: PiUnderTest): void {
       // 0.73 passes the system prompt apart; 0.87 as a leading system message.
       const messages = (ctx.messages as Any[]).filter((m) => m.role !== 'system')
       const system: string = ctx.systemPrompt ?? text((ctx.messages as Any[]).find((m) => m.role === 'system') ?? { content: '' })
-      const call: Call = { summary: system === SYSTEM_PROMPT, system, text: messages.map(text).join('\n\n') }
+      const conversation = (messages.at(-1)?.role === 'user' && text(messages.at(-1)).includes(INSTRUCTIONS)) as boolean
+      const call: Call = {
+        summary: system === SYSTEM_PROMPT || conversation,
+        conversation,
+        system,
+        text: messages.map(text).join('\n\n'),
+        messages: JSON.parse(JSON.stringify(ctx.messages)),
+        options: { sessionId: options?.sessionId },
+        toolTokens: ctx.tools?.length ? Math.ceil(JSON.stringify(ctx.tools).length / 4) : 0,
+      }
       calls.push(call)
       return reply(call, ctx, options)
     }
@@ -177,6 +198,76 @@ export function piSuite(v: PiUnderTest): void {
       } finally {
         t.close()
       }
+    })
+
+    it('the summary is asked as the agent`s own conversation: its last request unchanged, then the instructions, read from the cache', async () => {
+      const run = async (factory?: unknown) => {
+        let turn = 0
+        const t = await start(
+          (call, ctx) => {
+            if (call.summary) return v.faux.fauxAssistantMessage('## Goal\nCACHED-SUMMARY')
+            turn++
+            if (turn === 1) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: 'notes.txt' })], { stopReason: 'toolUse' })
+            if ((ctx.messages as Any[]).at(-1)?.role === 'toolResult') return v.faux.fauxAssistantMessage('I read notes.txt.')
+            return answer(call, turn)
+          },
+          factory ? { factory } : {},
+        )
+        try {
+          await t.prompt('Read notes.txt and remember: never push to main.')
+          for (let i = 0; i < 10 && t.compactions().length === 0; i++) await t.prompt(pad(`question ${i}`, 40))
+          const [entry] = t.compactions()
+          expect(entry?.fromHook).toBe(true)
+          expect(entry.summary).toContain('CACHED-SUMMARY')
+          // The prompt of the agent's last call, as the faux model counted it (its uncached part and what it read).
+          const branch = t.session.sessionManager.getBranch() as Any[]
+          const before = branch.slice(0, branch.indexOf(entry))
+          const u = before.findLast((e) => e.type === 'message' && e.message.role === 'assistant').message.usage
+          const at = t.calls.findIndex((c) => c.summary)
+          return { summary: t.calls[at]!, previous: t.calls[at - 1]!, usage: entry.details.contextfold.usage, prompt: u.input + u.cacheRead }
+        } finally {
+          t.close()
+        }
+      }
+
+      const { summary, previous, usage, prompt } = await run()
+      expect(summary.conversation).toBe(true)
+      expect(previous.summary).toBe(false)
+      // The agent's last request is the summary request's prefix, message for message (0.87: its
+      // system prompt and tools included), sent with the same session id.
+      expect(summary.messages.slice(0, previous.messages.length)).toEqual(previous.messages)
+      expect(summary.options.sessionId).toBeTruthy()
+      expect(summary.options.sessionId).toBe(previous.options.sessionId)
+      // Then the answer to it (pi had not sent it yet) and the instructions.
+      expect(summary.messages).toHaveLength(previous.messages.length + 2)
+      expect(summary.messages.at(-2).role).toBe('assistant')
+      if (summary.system) expect(summary.system).toBe(previous.system)
+      // The model read that prefix from its cache: the faux model counts the prefix the session's
+      // previous request shared, which is all of it but the tools it puts last (pi 0.73).
+      expect(usage.cacheRead).toBeGreaterThan(0.9 * (prompt - previous.toolTokens))
+
+      // The transcript form: contextfold's own prompt, nothing read from the agent's cache.
+      const transcript = await run(createPiExtension({ summaryInput: 'transcript' }))
+      expect(transcript.summary.conversation).toBe(false)
+      expect(transcript.summary.system).toBe(SYSTEM_PROMPT)
+      expect(transcript.usage.cacheRead ?? 0).toBeLessThan(0.1 * transcript.prompt)
+    })
+
+    it('converts the agent`s messages for the model as pi does', () => {
+      const t = 1_700_000_000_000
+      const messages = [
+        { role: 'user', content: [{ type: 'text', text: 'hi' }], timestamp: t },
+        { role: 'assistant', content: [{ type: 'text', text: 'hello' }], timestamp: t + 1 },
+        { role: 'bashExecution', command: 'make', output: 'ok', exitCode: 2, cancelled: false, truncated: true, fullOutputPath: '/tmp/out', timestamp: t + 2 },
+        { role: 'bashExecution', command: 'ls', output: '', exitCode: 0, cancelled: true, timestamp: t + 3 },
+        { role: 'bashExecution', command: 'secret', output: 'x', exitCode: 0, excludeFromContext: true, timestamp: t + 4 },
+        { role: 'custom', customType: 'note', content: 'a note', display: true, timestamp: t + 5 },
+        { role: 'custom', customType: 'note', content: [{ type: 'text', text: 'parts' }], display: false, timestamp: t + 6 },
+        { role: 'branchSummary', summary: 'the branch', fromId: 'e1', timestamp: t + 7 },
+        { role: 'compactionSummary', summary: 'the summary', tokensBefore: 10, timestamp: t + 8 },
+        { role: 'toolResult', toolCallId: 'c1', toolName: 'read', content: [{ type: 'text', text: 'file' }], isError: false, timestamp: t + 9 },
+      ]
+      expect(convertToLlm(messages)).toEqual(v.pi.convertToLlm(messages))
     })
 
     /** Three turns, then `/compact`: the compaction recorded is the extractive summary, for `reason`. */
@@ -314,10 +405,14 @@ export function piSuite(v: PiUnderTest): void {
         for (let i = 0; i < 16 && t.compactions().length < 2; i++) await t.prompt(pad(`question ${i}`, 40))
         expect(t.compactions()).toHaveLength(2)
         for (const c of t.compactions()) expect(c.details.contextfold.head).toHaveLength(2) // the request and its answer
-        // Neither summary call read the head; every call after a compaction sent it, before the summary.
+        // Neither summary covers the head: a transcript leaves it out, the agent's conversation (which
+        // sent it) is told it stays verbatim. Every call after a compaction sent it, before the summary.
         const summaries = t.calls.filter((c) => c.summary)
         expect(summaries.length).toBeGreaterThanOrEqual(2)
-        for (const c of summaries) expect(c.text).not.toContain('FIRST-TURN')
+        for (const c of summaries) {
+          if (c.conversation) expect(text(c.messages.at(-1))).toContain('The first 2 messages above stay in the context verbatim')
+          else expect(c.text).not.toContain('FIRST-TURN')
+        }
         await t.prompt('next')
         const last = t.calls.at(-1)!
         expect(last.text.indexOf('FIRST-TURN')).toBeGreaterThanOrEqual(0)

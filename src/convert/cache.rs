@@ -2,7 +2,9 @@
 //! `cache_control`) should be told to cache. The points are stable from one request to the next:
 //! the system prompt (with the tools, which the provider caches with it), the newest summary, the
 //! newest prune mark, and the end. At most [`MAX_BREAKPOINTS`] in all, counting those the app set
-//! itself, which are always kept; ours are dropped from the least valuable first.
+//! itself, which are always kept; ours are dropped from the least valuable first. Placing them
+//! reads each message's [`Shape`] (how many model messages it gives, how many breakpoints the app
+//! set on it), which a session works out once per message: a call converts no message.
 
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
@@ -85,17 +87,39 @@ pub fn choose<T: Copy + PartialEq>(
     out
 }
 
+/// What one message gives a prompt: its AI SDK ModelMessages (as many in any sequence: a message
+/// converts on its own) and the cache breakpoints the app set on it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shape {
+    pub model_messages: usize,
+    pub app_breakpoints: usize,
+}
+
+impl Shape {
+    pub fn of(m: &Message) -> Shape {
+        let (_, ends) = with_ends([m], &ConvertOptions::default());
+        Shape { model_messages: ends[0], app_breakpoints: in_message(m).len() }
+    }
+}
+
 /// Breakpoints for a prompt of `head` (AI SDK messages sent before the shown ones: the app's system
-/// prompt) followed by `shown` as AI SDK ModelMessages, as indices into that prompt. The app's own
-/// (in `head`, or in the `providerOptions` the messages came with) are counted, not repeated.
-pub fn in_prompt(head: &[Value], shown: &[&Message]) -> Vec<(Point, usize)> {
-    let (_, ends) = with_ends(shown.iter().copied(), &ConvertOptions::default());
+/// prompt) followed by `shown` as AI SDK ModelMessages (`shapes[i]` is `shown[i]`'s), as indices into
+/// that prompt. The app's own (in `head`, or in the `providerOptions` the messages came with) are
+/// counted, not repeated.
+pub fn in_prompt(head: &[Value], shown: &[&Message], shapes: &[Shape]) -> Vec<(Point, usize)> {
+    let ends: Vec<usize> = shapes
+        .iter()
+        .scan(0, |total, s| {
+            *total += s.model_messages;
+            Some(*total)
+        })
+        .collect();
     // The last model message of shown message `i` (of the messages before it when it gives none).
     let at = |i: usize| ends[i].checked_sub(1).map(|j| head.len() + j);
     let mut app = Vec::new();
     let mut count = 0;
     let found = head.iter().enumerate().map(|(k, m)| (Some(k), in_model_message(m).len()));
-    for (k, n) in found.chain(shown.iter().enumerate().map(|(i, m)| (at(i), in_message(m).len()))) {
+    for (k, n) in found.chain(shapes.iter().enumerate().map(|(i, s)| (at(i), s.app_breakpoints))) {
         if n > 0 {
             app.extend(k);
             count += n;
@@ -186,14 +210,63 @@ mod tests {
         ];
         let msgs = crate::formats::continue_model_messages(None, &values, 0).messages;
         let shown: Vec<&Message> = msgs.iter().collect();
+        let shapes: Vec<Shape> = msgs.iter().map(Shape::of).collect();
         let head = [json!({"role": "system", "content": "be brief"})];
         // The app's one (on "next", prompt index 4) counts: the end (5) and the system prompt (0).
-        assert_eq!(in_prompt(&head, &shown), vec![(Point::End, 5), (Point::System, 0)]);
+        assert_eq!(in_prompt(&head, &shown, &shapes), vec![(Point::End, 5), (Point::System, 0)]);
         let marked = [
             json!({"role": "system", "content": "be brief", "providerOptions": {"anthropic": {"cache_control": {"type": "ephemeral"}}}}),
         ];
-        assert_eq!(in_prompt(&marked, &shown), vec![(Point::End, 5)]);
+        assert_eq!(in_prompt(&marked, &shown, &shapes), vec![(Point::End, 5)]);
         // No system prompt: the end only, on the tool message that follows the call.
-        assert_eq!(in_prompt(&[], &shown[..2]), vec![(Point::End, 2)]);
+        assert_eq!(in_prompt(&[], &shown[..2], &shapes[..2]), vec![(Point::End, 2)]);
+    }
+
+    #[test]
+    fn shapes_add_up_to_the_conversion_of_the_whole() {
+        // AI SDK messages (kept with their layout), a reused call id, a call never answered, an
+        // aborted answer with nothing to send, a compaction request, a summary, a pruned output.
+        let values = [
+            json!({"role": "system", "content": "rules"}),
+            json!({"role": "user", "content": "go"}),
+            json!({"role": "assistant", "content": [
+                {"type": "text", "text": "two calls"},
+                {"type": "tool-call", "toolCallId": "c1", "toolName": "read", "input": {}},
+                {"type": "tool-call", "toolCallId": "c2", "toolName": "read", "input": {},
+                 "providerOptions": {"anthropic": {"cacheControl": {"type": "ephemeral"}}}}
+            ]}),
+            json!({"role": "tool", "content": [
+                {"type": "tool-result", "toolCallId": "c1", "toolName": "read", "output": {"type": "text", "value": "a"}}
+            ]}),
+            json!({"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "c1", "toolName": "read", "input": {}}]}),
+            json!({"role": "tool", "content": [
+                {"type": "tool-result", "toolCallId": "c1", "toolName": "read", "output": {"type": "text", "value": "b"}}
+            ]}),
+        ];
+        let mut msgs = crate::formats::continue_model_messages(None, &values, 0).messages;
+        let more = [
+            json!({"id": "a1", "role": "assistant", "error": {"name": "MessageAbortedError"}, "parts": [{"type": "reasoning", "id": "a1-r", "text": "hm"}]}),
+            json!({"id": "r1", "role": "user", "parts": [{"type": "compaction", "id": "r1-c", "auto": true}]}),
+            json!({"id": "s1", "role": "assistant", "summary": true, "parts": [{"type": "text", "id": "s1-t", "text": "the summary"}]}),
+            json!({"id": "t1", "role": "assistant", "parts": [
+                {"type": "text", "id": "t1-a", "text": "step"},
+                {"type": "tool", "id": "p1", "callID": "c9", "tool": "bash",
+                 "state": {"status": "completed", "input": {}, "output": "out", "time": {"start": 1, "end": 2, "compacted": 3}}},
+                {"type": "tool", "id": "p2", "callID": "c9", "tool": "bash", "state": {"status": "running", "input": {}}},
+                {"type": "text", "id": "t1-b", "text": "after"}
+            ]}),
+        ];
+        msgs.extend(more.iter().map(|v| crate::message::parse_message(v.clone()).unwrap()));
+        let (_, ends) = with_ends(msgs.iter(), &ConvertOptions::default());
+        let summed: Vec<usize> = msgs
+            .iter()
+            .map(Shape::of)
+            .scan(0, |t, s| {
+                *t += s.model_messages;
+                Some(*t)
+            })
+            .collect();
+        assert_eq!(summed, ends);
+        assert_eq!(msgs.iter().map(|m| Shape::of(m).app_breakpoints).sum::<usize>(), 1);
     }
 }

@@ -64,6 +64,9 @@ pub struct PruneResult {
     /// Tokens of the context from that message on, after the prune: what the next request sends
     /// again instead of reading it from the cache.
     pub tokens_from_first_changed: f64,
+    /// The context's tokens after the prune, as `usage().tokens` says them (after a dry run: will
+    /// say them once it is done).
+    pub tokens_after: f64,
     /// True for `prune({ dryRun: true })`: nothing was changed.
     pub dry_run: bool,
 }
@@ -111,6 +114,7 @@ impl From<PruneOutcome> for PruneResult {
             stubs: p.stubs,
             first_changed_id: p.first_changed,
             tokens_from_first_changed: p.tokens_from_first_changed as f64,
+            tokens_after: p.tokens_after as f64,
             dry_run: p.dry_run,
         }
     }

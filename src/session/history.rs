@@ -1,3 +1,5 @@
+use std::sync::OnceLock;
+
 use rustc_hash::FxHashMap;
 
 use super::fenwick::Fenwick;
@@ -10,6 +12,7 @@ use super::usage::Calibration;
 use super::visible::Visible;
 use super::Breakdown;
 use super::{ContextUsage, SessionOptions, Source};
+use crate::convert::cache::Shape;
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
 use crate::message::{Message, Part, ToolState};
@@ -24,6 +27,9 @@ pub struct History {
     pub(super) opts: SessionOptions,
     pub(super) counter: Counter,
     pub(super) entries: Vec<Entry>,
+    /// What each message gives a prompt (`convert::cache::Shape`), worked out when first asked:
+    /// placing cache breakpoints then converts only the messages that are new.
+    shapes: Vec<OnceLock<Shape>>,
     /// Positions by message id (Fx: ids are hashed once per message a load reads).
     index: FxHashMap<String, usize>,
     pub(super) sums: Fenwick,
@@ -54,6 +60,15 @@ pub struct History {
     pub(super) last_request: Option<super::Sent>,
 }
 
+/// An output a prune would clear: its message's position, the signed change of that message's
+/// tokens, and the tokens it clears (which provider usage reported before the prune still holds).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Clearing {
+    pub position: usize,
+    pub delta: i64,
+    pub cleared: u64,
+}
+
 /// Messages counted per chunk between abort checks.
 const CHUNK: usize = 256;
 
@@ -67,6 +82,7 @@ impl History {
             opts,
             counter,
             entries: Vec::new(),
+            shapes: Vec::new(),
             index: FxHashMap::default(),
             sums: Fenwick::default(),
             kinds: Fenwick::default(),
@@ -173,6 +189,7 @@ impl History {
             Ok(())
         })?;
         h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
+        h.shapes = h.entries.iter().map(|_| OnceLock::new()).collect();
         let now = h.tick();
         for e in &mut h.entries {
             e.seen_at = e.stated_time().unwrap_or(now);
@@ -325,6 +342,7 @@ impl History {
         let changes_view = entry.msg.is_completed_summary();
         let trusted = entry.msg.trusted_usage().is_some();
         self.entries.push(entry);
+        self.shapes.push(OnceLock::new());
         if changes_view {
             self.refresh_view();
         } else if trusted {
@@ -346,6 +364,7 @@ impl History {
         let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
         entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
         let old = std::mem::replace(&mut self.entries[i], entry);
+        self.shapes[i] = OnceLock::new();
         self.sums.replace(i, old.tokens, self.entries[i].tokens);
         self.kinds.replace(i, Breakdown::of(&old), Breakdown::of(&self.entries[i]));
         self.growth.replace(i, Growth::of(&old), Growth::of(&self.entries[i]));
@@ -430,20 +449,33 @@ impl History {
     }
 
     pub fn usage(&self) -> ContextUsage {
+        self.usage_after(&[])
+    }
+
+    /// `usage()` as it will be once the outputs of `pending` are cleared (a prune's dry run).
+    pub(super) fn usage_after(&self, pending: &[Clearing]) -> ContextUsage {
         let len = self.entries.len();
+        // The change of the tokens of positions `[a, b)`.
+        let shift = |a: usize, b: usize| -> i64 {
+            pending.iter().filter(|c| (a..b).contains(&c.position)).map(|c| c.delta).sum()
+        };
+        let plus = |n: u64, d: i64| n.saturating_add_signed(d);
         let (usage_tokens, local, source) = match self.last_usage {
             Some(u) => {
                 let reported = self.entries[u].msg.trusted_usage().map_or(0, |x| x.context_tokens());
                 // What the answer grew by after its report (its tool results) is counted locally.
-                let grown = self.entries[u].tokens.saturating_sub(self.entries[u].reported_tokens);
-                let trailing = self.sums.range(u + 1, len) + grown;
+                let grown =
+                    plus(self.entries[u].tokens, shift(u, u + 1)).saturating_sub(self.entries[u].reported_tokens);
+                let trailing = plus(self.sums.range(u + 1, len), shift(u + 1, len)) + grown;
                 let source = if trailing == 0 { Source::Usage } else { Source::Mixed };
                 // Outputs cleared after the report are still in it.
-                let cleared = self.prunes.cleared_after(self.entries[u].seen_at, u, |p| self.view.is_visible(p));
+                let visible = |p: usize| self.view.is_visible(p);
+                let cleared = self.prunes.cleared_after(self.entries[u].seen_at, u, visible)
+                    + pending.iter().filter(|c| c.position < u && visible(c.position)).map(|c| c.cleared).sum::<u64>();
                 (reported.saturating_sub(cleared), trailing, source)
             }
             // The system prompt and tool definitions count until a usage report covers them.
-            None => (0, self.visible_tokens() + self.overhead, Source::Estimate),
+            None => (0, plus(self.visible_tokens(), shift(0, len)) + self.overhead, Source::Estimate),
         };
         let local_tokens = self.calibration.apply(local);
         let tokens = usage_tokens + local_tokens;
@@ -464,6 +496,12 @@ impl History {
 
     pub fn is_overflow(&self) -> bool {
         policy::is_overflow(self.usage().tokens, &self.opts.model, &self.opts.compaction)
+    }
+
+    /// What the message at position `i` gives a prompt. A prune leaves it as it was: a cleared
+    /// output is still one result, with the app's breakpoints where they were.
+    pub fn shape(&self, i: usize) -> Shape {
+        *self.shapes[i].get_or_init(|| Shape::of(&self.entries[i].msg))
     }
 
     /// Positions of the messages the model sees, in the order it reads them.

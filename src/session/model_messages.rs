@@ -214,8 +214,10 @@ impl History {
     /// Where to put cache breakpoints in a prompt of `head` (the app's system messages) and this
     /// session's `to_model_messages`: indices into that prompt (see `convert::cache`).
     pub fn cache_breakpoints(&self, head: &[Value]) -> Vec<(crate::convert::cache::Point, usize)> {
-        let shown: Vec<_> = self.visible().into_iter().map(|e| &e.msg).collect();
-        crate::convert::cache::in_prompt(head, &shown)
+        let positions = self.visible_positions();
+        let shown: Vec<_> = positions.iter().map(|&i| &self.entries()[i].msg).collect();
+        let shapes: Vec<_> = positions.iter().map(|&i| self.shape(i)).collect();
+        crate::convert::cache::in_prompt(head, &shown, &shapes)
     }
 
     /// The number in the newest `ai-sdk-<n>` id: new ids start past it (a session loaded
@@ -346,6 +348,40 @@ mod tests {
             let (_, r) = h.sync_model_messages(all.first(), &all[n - 1..], all.len(), None).unwrap();
             assert_eq!(r.appended.len(), all.len() - n);
         }
+    }
+
+    #[test]
+    fn breakpoints_read_each_messages_shape_as_it_stands() {
+        use crate::convert::cache::{in_prompt, Shape};
+        // Placed from scratch: every shown message converted again.
+        let fresh = |h: &History, head: &[Value]| {
+            let shown: Vec<_> = h.visible().into_iter().map(|e| &e.msg).collect();
+            let shapes: Vec<_> = shown.iter().map(|m| Shape::of(m)).collect();
+            in_prompt(head, &shown, &shapes)
+        };
+        let head = [json!({"role": "system", "content": "be brief"})];
+        let mut all = conversation();
+        // Outputs longer than the marker a prune leaves.
+        for i in [2, 6] {
+            all[i]["content"][0]["output"]["value"] = json!("fn main() {}\n".repeat(200));
+        }
+        for text in ["and the docs", "done", "and the changelog", "done"] {
+            let role = if text == "done" { "assistant" } else { "user" };
+            all.push(json!({"role": role, "content": text}));
+        }
+        let mut h = session();
+        // One ModelMessage at a time: a tool message updates the answer before it (its shape grows).
+        for m in &all {
+            h.append_model_messages(std::slice::from_ref(m), None).unwrap();
+            assert_eq!(h.cache_breakpoints(&head), fresh(&h, &head));
+            assert_eq!(h.cache_breakpoints(&[]), fresh(&h, &[]));
+        }
+        let mut opts = h.opts.clone();
+        opts.compaction.prune_protect = 0;
+        opts.compaction.prune_minimum = 0;
+        h.opts = opts;
+        assert!(h.prune().tokens_freed > 0);
+        assert_eq!(h.cache_breakpoints(&head), fresh(&h, &head));
     }
 
     #[test]

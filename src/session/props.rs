@@ -202,7 +202,12 @@ proptest! {
             incremental.append(parse_message(v.clone()).unwrap()).unwrap();
         }
         prop_assert_eq!(incremental.usage(), h.usage());
+        // A dry run clears the same outputs and tells the usage the prune leaves.
+        let dry = h.prune_dry_run();
         let first = h.prune();
+        prop_assert_eq!(&dry.part_ids, &first.part_ids);
+        prop_assert_eq!(first.tokens_after, h.usage().tokens);
+        prop_assert_eq!(dry.tokens_after, first.tokens_after);
         let again = h.prune();
         prop_assert!(again.part_ids.is_empty(), "prune is idempotent");
         prop_assert_eq!(again.tokens_freed, 0);

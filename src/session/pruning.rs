@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use super::history::Clearing;
 use super::requests::Growth;
 use super::{Breakdown, History};
 use crate::message::{markers, Part, ToolState};
@@ -32,6 +33,9 @@ pub struct PruneOutcome {
     /// Tokens of the context from that message on, after the prune: what the next request sends
     /// again instead of reading it from the cache.
     pub tokens_from_first_changed: u64,
+    /// The context's tokens after the prune, as `usage()` says them (provider usage reported
+    /// before it is corrected by what it clears).
+    pub tokens_after: u64,
     /// Nothing was changed: this is what a prune would do now.
     pub dry_run: bool,
 }
@@ -103,6 +107,7 @@ impl History {
         if outcome.tokens_freed > 0 {
             self.calibration.rebase();
         }
+        outcome.tokens_after = self.usage().tokens;
         outcome
     }
 
@@ -112,14 +117,18 @@ impl History {
         let now = self.clock;
         let mut outcome = PruneOutcome { dry_run: true, compacted_at: now, ..Default::default() };
         let mut freed = 0i64;
+        let mut pending = Vec::with_capacity(victims.len());
         for &(_, ((i, j), rule, ref stub)) in &victims {
             let mut part = self.entries[i].msg.parts[j].clone();
             clear(&mut part, now, stub.as_deref());
-            let delta = self.counter.part(&part).total as i64 - self.entries[i].parts[j].total as i64;
+            let count = self.counter.part(&part);
+            let delta = count.total as i64 - self.entries[i].parts[j].total as i64;
             freed -= delta;
+            pending.push(Clearing { position: i, delta, cleared: count.cleared });
             self.note(&mut outcome, (i, j), rule, stub.clone(), delta);
         }
         self.finish(&mut outcome, &victims, freed);
+        outcome.tokens_after = self.usage_after(&pending).tokens;
         // The counts are still the ones before the prune.
         outcome.tokens_from_first_changed = outcome.tokens_from_first_changed.saturating_sub(freed.max(0) as u64);
         outcome

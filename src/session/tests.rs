@@ -232,6 +232,39 @@ fn prune_clears_old_output_beyond_the_protected_window_once() {
 }
 
 #[test]
+fn a_dry_run_tells_the_usage_the_prune_leaves() {
+    let mut msgs = turns_with_outputs(6, |_| "bash");
+    // The provider reported usage on the answers of turns 4 (a tool answer) and 5 (text after
+    // it): outputs cleared before a report are taken off it, the rest counted locally.
+    let report = |m: &mut Message| {
+        m.tokens = Some(serde_json::from_value(json!({"input": 150_000, "output": 100})).unwrap());
+    };
+    report(&mut msgs[9]);
+    msgs.push(assistant("a5-text", "done"));
+    let mut opts = options(1_000_000);
+    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
+    opts.compaction.prune_protect = t;
+    opts.compaction.prune_minimum = t / 2;
+    for reported_last in [false, true] {
+        let mut msgs = msgs.clone();
+        if reported_last {
+            report(msgs.last_mut().unwrap());
+        }
+        let mut h = history(msgs, opts.clone());
+        let before = h.usage();
+        assert_ne!(before.source, Source::Estimate);
+        let dry = h.prune_dry_run();
+        assert_eq!(h.usage(), before, "a dry run changes nothing");
+        let out = h.prune();
+        assert!(out.part_ids.len() >= 2, "{:?}", out.part_ids);
+        assert_eq!(dry.part_ids, out.part_ids);
+        assert_eq!(out.tokens_after, h.usage().tokens);
+        assert_eq!(dry.tokens_after, out.tokens_after);
+        assert!(out.tokens_after < before.tokens);
+    }
+}
+
+#[test]
 fn a_single_request_loop_prunes_beyond_its_protected_steps() {
     // One request, 30 tool steps: before, the last two user turns covered everything.
     let mut msgs = vec![user("u0", "audit the service")];

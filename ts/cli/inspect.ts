@@ -1,6 +1,6 @@
 // `contextfold inspect <file>`: what a session holds and how full its context is, by kind; the
 // largest tool outputs; what prune would free; where a compaction would cut; import warnings.
-import { Session, turns } from '../../native.js'
+import { turns } from '../../native.js'
 import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../../native.js'
 import { addCommonOptions, addOverheadOptions, addPriceOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { breakdownTotal, renderBar, renderLegend, segments } from './context-bar.js'
@@ -40,7 +40,7 @@ export interface InspectReport {
   /** The breakdown's sum: the local count of the context. */
   localTokens: number
   largestToolOutputs: ToolOutputSize[]
-  /** What `prune()` would do now (a dry run; the usage after it from a pruned copy). */
+  /** What `prune()` would do now (the dry run the cost line weighs, with the usage it leaves). */
   prune: { tokensFreed: number; parts: number; messages: number; tokensAfter: number }
   /**
    * USD with the provider's prompt cache (`decidePrune`): the next request as the context stands,
@@ -103,12 +103,9 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
   const options = session.options
 
   ctx.progress.update(`Weighing a prune of ${file}`)
+  // One dry run serves the prune preview and the cost line; it says the usage the prune leaves.
   const decision = session.decidePrune()
   const pruned = decision.result
-  // The usage after it, exactly (provider usage reported before a prune is corrected by what it clears).
-  const copy = await Session.fromMessagesAsync(input.messages, options, ctx.signal)
-  if (overhead) copy.setOverhead(overhead.value)
-  copy.prune()
 
   const localTokens = breakdownTotal(breakdown)
   const headTokens = Math.max(0, localTokens - sel.tailTokens)
@@ -141,7 +138,7 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
       tokensFreed: pruned.tokensFreed,
       parts: pruned.prunedPartIDs.length,
       messages: new Set(pruned.messageIDs).size,
-      tokensAfter: copy.usage().tokens,
+      tokensAfter: pruned.tokensAfter,
     },
     cost: {
       priced: options.cache?.prices ? 'options' : options.model.cost ? 'model' : 'relative',

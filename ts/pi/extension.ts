@@ -1,12 +1,14 @@
 // The pi extension: pi's `session_before_compact` is answered with a compaction contextfold's engine
-// planned (cut, file tracking, facts) and summarized (loss audit, extractive fallback); the optional
-// `context` handler prunes old tool output before each model call.
+// planned (cut, file tracking, facts) and summarized (loss audit, extractive fallback), the summary
+// asked of the session's model as the agent's own conversation; the `context` handler records each
+// model call for that, and prunes old tool output before it when asked to.
 import { CallPruner } from '../call-pruner.js'
 import { compact } from '../compact.js'
 import { isAbortError } from '../errors.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
 import type { CompactOptions, CompactionResult, Summarizer } from '../types.js'
 import { pruneContext } from './prune.js'
+import { LastRequests } from './request.js'
 import { headEntries, sessionOf, sessionOptions } from './session.js'
 import { piModelSummarizer } from './summarizer.js'
 import type {
@@ -18,15 +20,21 @@ import type {
   PiExtensionContext,
   PiExtensionOptions,
   PiMessage,
+  PiRequest,
 } from './types.js'
 
 type Json = Record<string, unknown>
 
-function summarizerFor(options: PiExtensionOptions, ctx: PiExtensionContext): Summarizer {
+function summarizerFor(options: PiExtensionOptions, ctx: PiExtensionContext, request: PiRequest | undefined): Summarizer {
   const s = options.summarizer ?? 'model'
   if (s === 'extractive') return extractiveSummarizer({ template: options.template ?? 'anchored' })
-  if (s === 'model') return piModelSummarizer(ctx, options.complete)
+  if (s === 'model') return piModelSummarizer(ctx, options.complete, request)
   return s
+}
+
+/** Whether the session's model writes the summary as the agent's own conversation (then each call is recorded). */
+function asConversation(options: PiExtensionOptions): boolean {
+  return (options.summarizer ?? 'model') === 'model' && (options.summaryInput ?? 'conversation') === 'conversation'
 }
 
 /** The compaction entry's `details`: the file lists and what the next compaction carries over. */
@@ -46,11 +54,20 @@ function detailsOf(result: CompactionResult): PiCompactionDetails {
   if (result.reason) ours.reason = result.reason
   if (summary?.model) ours.model = summary.model
   if (result.tokensAfter !== undefined) ours.tokensAfter = result.tokensAfter
+  if (summary?.tokens) ours.usage = summary.tokens
   return { readFiles: files.read, modifiedFiles: files.modified, contextfold: ours }
 }
 
-/** Answers pi's `session_before_compact` with contextfold's compaction (see `createPiExtension`). */
-export async function beforeCompact(event: PiBeforeCompactEvent, ctx: PiExtensionContext, options: PiExtensionOptions = {}): Promise<PiBeforeCompactResult> {
+/**
+ * Answers pi's `session_before_compact` with contextfold's compaction (see `createPiExtension`);
+ * `requests` holds the agent's model calls the `context` handler recorded (for the conversation form).
+ */
+export async function beforeCompact(
+  event: PiBeforeCompactEvent,
+  ctx: PiExtensionContext,
+  options: PiExtensionOptions = {},
+  requests?: LastRequests,
+): Promise<PiBeforeCompactResult> {
   const { preparation, branchEntries, signal } = event
   const decline = (why: string): undefined => {
     options.onCompaction?.({ status: 'declined', why, ...(event.reason ? { reason: event.reason } : {}) })
@@ -59,10 +76,14 @@ export async function beforeCompact(event: PiBeforeCompactEvent, ctx: PiExtensio
   }
   if (signal.aborted) return { cancel: true }
   const session = sessionOf(branchEntries, sessionOptions(ctx.model, preparation.settings, options.compaction))
+  // The agent's last request, when the model is asked in the conversation form and the call was seen.
+  const request = asConversation(options) ? await requests?.conversation(ctx, branchEntries) : undefined
+  const form = options.summaryInput ?? (options.summarizer === undefined || options.summarizer === 'model' ? 'conversation' : 'transcript')
   const run: CompactOptions = {
     signal,
     autoContinue: false, // pi resumes (or not) by itself
-    summarizer: summarizerFor(options, ctx),
+    summarizer: summarizerFor(options, ctx, request),
+    summaryInput: asConversation(options) && !request ? 'transcript' : form,
     fallback: options.fallback ?? true,
     audit: options.audit ?? true,
     overflow: event.reason === 'overflow',
@@ -123,15 +144,20 @@ function withProtectedHead(messages: readonly PiMessage[], ctx: PiExtensionConte
 /**
  * A pi extension (`(pi) => void`) routing pi's compaction through contextfold: the cut, the summary
  * input, the file tracking and the loss audit come from contextfold's engine, the summary from the
- * session's model (or `options.summarizer`), the extractive summary when that call fails. A manual
+ * session's model (asked as the agent's own conversation: its last request unchanged, then the
+ * instructions, so the provider reads it from its cache) or `options.summarizer`, the extractive
+ * summary when that call fails. A manual
  * `/compact <text>` focuses the summary on the text; aborting the compaction leaves the session as
  * it was. With `prune`, old tool output is cleared before every model call; with
  * `protectFirstTurns`, the session's first turns are sent verbatim before the summary.
  */
 export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExtensionAPI) => void {
   return (pi) => {
-    pi.on('session_before_compact', (event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options))
-    if (!options.prune && !options.protectFirstTurns) return
+    const requests = asConversation(options) ? new LastRequests(pi, options.convertToLlm) : undefined
+    pi.on('session_before_compact', (event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options, requests))
+    // pi 0.74+ shows `context` handlers no system message: this later event has the whole request.
+    if (requests) pi.on('context_with_system', (event: PiContextEvent, ctx: PiExtensionContext) => requests.record(ctx, event.messages, event.messages))
+    if (!options.prune && !options.protectFirstTurns && !requests) return
     const settings = typeof options.prune === 'object' ? options.prune : {}
     const { policy: settingsPolicy, ...rules } = settings
     const policy = typeof options.prune === 'string' ? options.prune : settingsPolicy
@@ -139,7 +165,7 @@ export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExte
     const pruners = new WeakMap<object, CallPruner>()
     const fallback = new CallPruner(policy ? { policy } : {})
     pi.on('context', (event: PiContextEvent, ctx: PiExtensionContext) => {
-      const withHead = withProtectedHead(event.messages, ctx)
+      const withHead = options.prune || options.protectFirstTurns ? withProtectedHead(event.messages, ctx) : undefined
       let pruned: { messages: PiMessage[] } | undefined
       if (options.prune) {
         const key = ctx.sessionManager
@@ -148,7 +174,9 @@ export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExte
         const session = sessionOptions(ctx.model, {}, { ...options.compaction, ...rules })
         pruned = pruneContext(withHead ?? event.messages, pruner, { ...session, tokenizer: 'estimate' })
       }
-      return pruned ?? (withHead ? { messages: withHead } : undefined)
+      const out = pruned ?? (withHead ? { messages: withHead } : undefined)
+      requests?.record(ctx, event.messages, out?.messages ?? event.messages)
+      return out
     })
   }
 }

@@ -13,12 +13,16 @@ export type {
   PiCompactionDetails,
   PiCompactionEvent,
   PiComplete,
+  PiContext,
+  PiConvertToLlm,
   PiEntry,
   PiExtensionAPI,
   PiExtensionContext,
   PiExtensionOptions,
   PiMessage,
   PiModel,
+  PiRequest,
+  PiTool,
 } from './types.js'
 export type { Summarizer } from '../types.js'
 

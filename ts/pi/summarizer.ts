@@ -1,9 +1,10 @@
 // A summarizer calling the pi session's own model through pi-ai: pi 0.87's model registry streams
-// itself (`streamSimple`); on 0.73 pi-ai's `complete` is called with the registry's credentials.
+// itself (`streamSimple`); on 0.73 pi-ai's `complete` is called with the registry's credentials. In
+// the conversation form it sends the agent's last request, then the instructions.
 import { usageFromProvider } from '../../native.js'
 import { AuthError, SummaryFailedError, UnknownModelError, abortError, throwIfAborted } from '../errors.js'
-import type { Summarizer, SummaryResponse } from '../types.js'
-import type { PiAssistantMessage, PiComplete, PiContext, PiExtensionContext, PiModel } from './types.js'
+import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
+import type { PiAssistantMessage, PiComplete, PiContext, PiExtensionContext, PiModel, PiRequest } from './types.js'
 
 // A variable, so that TypeScript does not resolve it and bundlers leave it to pi's loader.
 const PI_AI = '@mariozechner/pi-ai'
@@ -46,22 +47,41 @@ export function summaryResponse(model: PiModel, msg: PiAssistantMessage, signal?
   return out
 }
 
+const userText = (text: string) => ({ role: 'user', content: [{ type: 'text', text }], timestamp: Date.now() })
+
+/** The text of the conversation form's last message: the instructions `compact()` wrote. */
+function instructions(req: SummaryRequest): string | undefined {
+  const content = req.messages?.at(-1)?.content
+  if (typeof content === 'string') return content
+  if (!Array.isArray(content)) return undefined
+  return content.flatMap((c: { type?: string; text?: unknown }) => (c.type === 'text' && typeof c.text === 'string' ? [c.text] : [])).join('\n')
+}
+
+/** What is sent: the agent's request and the instructions (the conversation form), else contextfold's prompt. */
+function contextOf(req: SummaryRequest, request: PiRequest | undefined): { context: PiContext; options: Record<string, unknown> } {
+  const text = req.input === 'conversation' && request ? instructions(req) : undefined
+  if (text !== undefined && request) {
+    return { context: { ...request.context, messages: [...request.context.messages, userText(text)] }, options: request.options }
+  }
+  return { context: { systemPrompt: req.system, messages: [userText(req.prompt)] }, options: {} }
+}
+
 /**
  * A summarizer writing with the model of the pi session `ctx` belongs to (`ctx.model`, read at each
  * call), through pi's model registry (pi 0.74+) or pi-ai's `complete` (`complete`, default the
- * `@mariozechner/pi-ai` pi's loader provides) with the registry's API key.
+ * `@mariozechner/pi-ai` pi's loader provides) with the registry's API key. Given the agent's last
+ * `request`, a summary asked in the conversation form (`req.input`) sends it unchanged, then one
+ * user message with the instructions.
  */
-export function piModelSummarizer(ctx: PiExtensionContext, complete?: PiComplete): Summarizer {
+export function piModelSummarizer(ctx: PiExtensionContext, complete?: PiComplete, request?: PiRequest): Summarizer {
   return async (req, signal) => {
     throwIfAborted(signal)
     const model = ctx.model
     if (!model) throw new UnknownModelError('the pi session has no model selected')
-    const context: PiContext = {
-      systemPrompt: req.system,
-      messages: [{ role: 'user', content: [{ type: 'text', text: req.prompt }], timestamp: Date.now() }],
-    }
+    const sent = contextOf(req, request)
+    const context = sent.context
     const maxTokens = model.maxTokens ? Math.min(req.maxOutputTokens, model.maxTokens) : req.maxOutputTokens
-    const options: Record<string, unknown> = { maxTokens, signal }
+    const options: Record<string, unknown> = { ...sent.options, maxTokens, signal }
     const registry = ctx.modelRegistry
     let msg: PiAssistantMessage
     if (!complete && typeof registry?.streamSimple === 'function') {

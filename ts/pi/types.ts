@@ -1,8 +1,8 @@
 // The parts of pi's extension API this integration uses, typed structurally: contextfold's typings
 // need no pi package, and the same types fit `@mariozechner/pi-coding-agent` (0.73) and
 // `@earendil-works/pi-coding-agent` (0.74+).
-import type { CompactionConfig, PrunePolicy } from '../../native.js'
-import type { Summarizer, TemplateName } from '../types.js'
+import type { CompactionConfig, PrunePolicy, Usage } from '../../native.js'
+import type { Summarizer, SummaryInputForm, TemplateName } from '../types.js'
 
 /** A pi message (`AgentMessage`): user, assistant, toolResult, bashExecution, custom, summaries. */
 export interface PiMessage {
@@ -41,11 +41,29 @@ export interface PiAssistantMessage {
   [key: string]: unknown
 }
 
-/** A pi-ai `Context` for one completion. */
+/** A tool as the model reads it (pi-ai's `Tool`). */
+export interface PiTool {
+  name: string
+  description?: string
+  parameters?: unknown
+}
+
+/** A pi-ai `Context` for one completion: pi-ai messages (pi 0.74+: the system prompt and tools in a leading system message). */
 export interface PiContext {
   systemPrompt?: string
-  messages: Array<{ role: 'user'; content: Array<{ type: 'text'; text: string }>; timestamp: number }>
+  messages: PiMessage[]
+  tools?: PiTool[]
 }
+
+/** The agent's last model request: its context and the call settings that are part of the provider's cache key. */
+export interface PiRequest {
+  context: PiContext
+  /** `sessionId`, `reasoning` as pi sent them. */
+  options: Record<string, unknown>
+}
+
+/** pi's `convertToLlm`: the agent's messages as pi-ai messages (summaries and shell runs become user messages). */
+export type PiConvertToLlm = (messages: PiMessage[]) => PiMessage[] | Promise<PiMessage[]>
 
 /** pi-ai's `complete` / `completeSimple`: `(model, context, options) => Promise<AssistantMessage>`. */
 export type PiComplete = (model: never, context: PiContext, options?: Record<string, unknown>) => Promise<PiAssistantMessage>
@@ -61,7 +79,9 @@ export interface PiModelRegistry {
 export interface PiExtensionContext {
   model?: PiModel | undefined
   modelRegistry?: PiModelRegistry
-  sessionManager?: { getSessionFile?(): string | undefined; getBranch?(): PiEntry[] }
+  sessionManager?: { getSessionFile?(): string | undefined; getSessionId?(): string; getBranch?(): PiEntry[] }
+  /** The agent's effective system prompt. */
+  getSystemPrompt?(): string
   hasUI?: boolean
   ui?: { notify?(message: string, level?: 'info' | 'warning' | 'error'): void }
 }
@@ -96,9 +116,12 @@ export type PiBeforeCompactResult =
   | { cancel: true }
   | { compaction: { summary: string; firstKeptEntryId: string; tokensBefore: number; details: PiCompactionDetails } }
 
-/** pi's `context` event: the messages of the next model call, which a handler may replace. */
+/**
+ * pi's `context` event: the messages of the next model call, which a handler may replace; pi 0.74+
+ * leaves its system messages out of it, and shows the whole request in `context_with_system` next.
+ */
 export interface PiContextEvent {
-  type: 'context'
+  type: 'context' | 'context_with_system'
   messages: PiMessage[]
 }
 
@@ -106,6 +129,10 @@ export interface PiContextEvent {
 export interface PiExtensionAPI {
   // pi's `on` is one overload per event: only `any` parameters let every pi version's API fit here.
   on(event: string, handler: (event: any, ctx: any) => unknown): void // eslint-disable-line @typescript-eslint/no-explicit-any
+  /** The active tools' names and every tool's definition (what pi 0.73 sends beside the messages). */
+  getActiveTools?(): string[]
+  getAllTools?(): PiTool[]
+  getThinkingLevel?(): string
 }
 
 /** What contextfold stores in a compaction entry's `details` (read back by the next compaction). */
@@ -132,6 +159,8 @@ export interface PiCompactionDetails {
     /** Messages the summary replaces, and contextfold's count of the context after it. */
     summarized: number
     tokensAfter?: number
+    /** The summary call's usage as the provider reported it (cache reads included). */
+    usage?: Usage
   }
 }
 
@@ -147,6 +176,22 @@ export interface PiExtensionOptions {
    * (0.73). Default: `@mariozechner/pi-ai`, which pi's extension loader resolves to its own copy.
    */
   complete?: PiComplete
+  /**
+   * How the session's model is asked for the summary (`summarizer: 'model'`): `'conversation'`
+   * (default) sends the agent's last request again, its messages unchanged (with its system
+   * prompt, tools, session id and thinking level), then what followed and one message with the
+   * instructions, so the provider reads that input from its prompt cache; `'transcript'` sends
+   * contextfold's summary prompt with the history as a transcript. An overflow compaction, or a
+   * session whose last request the extension did not see, is asked as a transcript. With a
+   * `Summarizer` of your own this is `compact()`'s `summaryInput` (default `'transcript'`).
+   */
+  summaryInput?: SummaryInputForm
+  /**
+   * pi's `convertToLlm` (the agent's messages as the model gets them), for the conversation form.
+   * Default: contextfold's copy of it (as pi 0.73 to 0.87 convert); pass pi's own
+   * (`import { convertToLlm } from '@mariozechner/pi-coding-agent'`) when it changes.
+   */
+  convertToLlm?: PiConvertToLlm
   /** Use contextfold's extractive summary when the summary call fails (default true). */
   fallback?: boolean
   /** The loss audit: facts the summary lost are restored verbatim (default true). */
