@@ -160,10 +160,14 @@ describe('the AI SDK`s Anthropic provider against a Messages endpoint that repor
     expect(content(summary.system)).toEqual(content(previous.system))
     expect(summary.tool_choice).toEqual(previous.tool_choice)
     expect(content(summary.messages.slice(0, previous.messages.length))).toEqual(content(previous.messages))
-    // Anthropic reads back only up to a breakpoint: the end of the agent's prompt has one (its tool
-    // results share the last user message with the instructions).
-    const last = summary.messages.at(-1) as unknown as { content: Array<{ type: string; cache_control?: unknown }> }
-    expect(last.content.findLast((b) => b.type === 'tool_result')?.cache_control).toEqual({ type: 'ephemeral' })
+    // Anthropic reads back only up to a breakpoint: the last message the agent's previous request
+    // sent has one. What followed (the last step, the instructions) is read once, so it is sent as
+    // plain input instead of being written to the cache at 1.25×.
+    type Block = { type: string; cache_control?: unknown }
+    const blocks = (m: unknown) => (m as { content: Block[] }).content
+    expect(blocks(summary.messages[previous.messages.length - 1]).at(-1)?.cache_control).toEqual({ type: 'ephemeral' })
+    expect(summary.messages.slice(previous.messages.length).flatMap(blocks).filter((b) => b.cache_control)).toEqual([])
+    expect(summary.messages.length).toBeGreaterThan(previous.messages.length)
     // The provider read the whole previous request from its cache, most of the summary request's input.
     const replay = new PrefixCache()
     const before = replay.read([previous.tools, previous.system, ...previous.messages])

@@ -120,10 +120,15 @@ describe('the summary request as the agent`s own conversation (OpenAI-compatible
     await openAILoop(s)
     expect(s.contextTokens().unsent).toBe(1) // the last step's answer (its call and result): no request read it
     server.script({ text: '## Goal\n- fix the billing export' })
-    await compact(s, { summarizer: openAISummarizer(), summaryInput: 'conversation', lastRequest: lastRequest(s, OPENAI_TOOLS) })
+    const inner = openAISummarizer()
+    let cachedMessages: number | undefined
+    const summarizer: Summarizer = (req, signal) => ((cachedMessages = req.cachedMessages), inner(req, signal))
+    await compact(s, { summarizer, summaryInput: 'conversation', lastRequest: lastRequest(s, OPENAI_TOOLS) })
     const agent = server.requests.at(-2)!.body.messages
     const sent = server.requests.at(-1)!.body.messages
     expect(sent.slice(0, agent.length)).toEqual(agent)
+    // What the provider read is the agent's request (its system message is not among the model messages).
+    expect(cachedMessages).toBe(agent.length - 1)
     const older = agent.filter((m: { role: string }) => m.role === 'tool')
     expect(older.at(-1)!.content).toBe(output(STEPS - 2)) // sent before: verbatim
     const fresh = sent[agent.length + 1]

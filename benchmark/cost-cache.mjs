@@ -126,22 +126,28 @@ export class PromptCache {
   }
 
   /**
-   * Bills a request (`PromptBuilder` entries) sent at `now`. Cache breaks are counted on agent
-   * requests only: a request that reads less than the previous agent request's whole prompt.
+   * Bills a request (`PromptBuilder` entries) sent at `now`. Only its first `cacheable` entries go
+   * through the cache (a request's last breakpoint): the rest is plain input, neither read nor
+   * written. Cache breaks are counted on agent requests only: a request that reads less than the
+   * previous agent request's whole prompt.
    */
-  request(entries, now, agent = true) {
+  request(entries, now, agent = true, cacheable = entries.length) {
     let read = 0
     let prompt = 0
+    let uncached = 0
     let hit = true
-    for (const { tokens, chain } of entries) {
+    entries.forEach(({ tokens, chain }, i) => {
       prompt += tokens
-      if (hit && (this.#alive.get(chain) ?? -1) >= now) read += tokens
-      else hit = false
-      this.#alive.set(chain, now + this.#ttl)
-    }
+      if (i >= cacheable) uncached += tokens
+      else {
+        if (hit && (this.#alive.get(chain) ?? -1) >= now) read += tokens
+        else hit = false
+        this.#alive.set(chain, now + this.#ttl)
+      }
+    })
     const broke = agent && this.#previousPrompt >= 0 && read < this.#previousPrompt
     if (agent) this.#previousPrompt = prompt
-    return { prompt, read, written: prompt - read, broke }
+    return { prompt, read, written: prompt - read - uncached, uncached, broke }
   }
 }
 

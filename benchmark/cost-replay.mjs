@@ -86,10 +86,14 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
       // The system prompt is in the overhead entry (sent with the tools, ahead of the messages).
       const from = req.messages.findIndex((m) => m.role !== 'system' || m.content !== overhead.system)
       const entries = builder.extend(system, from < 0 ? [] : req.messages.slice(from))
+      // The breakpoint goes on the last message the agent's last request sent (`cachedMessages`, as
+      // the AI SDK summarizer places it): what follows is read once, as plain input.
+      const cacheable = 1 + Math.max(0, req.cachedMessages - Math.max(from, 0))
       for (const k of ['short', 'long']) {
-        const r = caches[k].request(entries, now, false)
+        const r = caches[k].request(entries, now, false, cacheable)
         totals[k].summaryRead += r.read
         totals[k].summaryWritten += r.written
+        totals[k].summaryUncached += r.uncached
       }
     } else {
       const tokens = countTokens(`${req.system}\n${req.prompt}`, 'o200k')

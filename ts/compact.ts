@@ -81,6 +81,8 @@ interface Call {
 /** The conversation form of a compaction: the agent's messages plus the instructions (built when first read), and its settings. */
 interface Conversation {
   messages: () => ModelMessageLike[]
+  /** How many leading messages of `messages()` the provider read in the last request. */
+  cached: () => number
   request?: RequestSettings
 }
 
@@ -120,6 +122,7 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
     // model already read them); the transcript form gives the redacted transcript alone.
     if (form === 'conversation') {
       Object.defineProperty(req, 'messages', { get: ctx.conversation.messages, enumerable: true, configurable: true })
+      Object.defineProperty(req, 'cachedMessages', { get: ctx.conversation.cached, enumerable: true, configurable: true })
       if (ctx.conversation.request) req.request = ctx.conversation.request
     }
     let res: SummaryResponse
@@ -265,6 +268,7 @@ function conversationOf(
   context: string[],
 ): Conversation {
   let built: ModelMessageLike[] | undefined
+  let cached = 0
   const messages = () => {
     if (built) return built
     const view = session.context()
@@ -278,10 +282,12 @@ function conversationOf(
     if (keptHead) input.keptHead = keptHead
     if (replaced !== undefined) input.replaced = replaced
     const request = options.lastRequest?.messages ?? (session.toModelMessages() as unknown as ModelMessageLike[])
-    built = [...cachedFirst(session, view, request), { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }]
+    const sent = cachedFirst(session, view, request)
+    cached = sent.cached
+    built = [...sent.messages, { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }]
     return built
   }
-  const out: Conversation = { messages }
+  const out: Conversation = { messages, cached: () => (messages(), cached) }
   if (options.lastRequest) {
     const { messages: _m, ...request } = options.lastRequest
     if (Object.keys(request).length) out.request = request
@@ -294,13 +300,20 @@ function conversationOf(
  * and what arrived since with its tool outputs cut as in the transcript form: the provider writes
  * those to its cache at the write price, and a step's output can be longer than the summary.
  */
-function cachedFirst(session: Session, view: readonly Message[], request: readonly ModelMessageLike[]): ModelMessageLike[] {
-  const unsent = session.lastRequest()?.unsent ?? 0
-  if (unsent === 0) return [...request]
+function cachedFirst(
+  session: Session,
+  view: readonly Message[],
+  request: readonly ModelMessageLike[],
+): { messages: ModelMessageLike[]; cached: number } {
+  const last = session.lastRequest()
+  // Nothing recorded: the provider has read none of it.
+  if (!last) return { messages: [...request], cached: 0 }
+  if (last.unsent === 0) return { messages: [...request], cached: request.length }
   // Converted once: cutting outputs changes no message count.
-  const cut = toModelMessages(view.slice(view.length - unsent), { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]
-  if (cut.length === 0 || cut.length >= request.length) return [...request]
-  return [...request.slice(0, request.length - cut.length), ...cut]
+  const cut = toModelMessages(view.slice(view.length - last.unsent), { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]
+  if (cut.length === 0 || cut.length >= request.length) return { messages: [...request], cached: 0 }
+  const cached = request.length - cut.length
+  return { messages: [...request.slice(0, cached), ...cut], cached }
 }
 
 /** A summary written for a plan and not recorded yet. */

@@ -46,6 +46,13 @@ export interface SummaryRequest {
    * only it is given to a summarizer in the transcript form.
    */
   messages?: ModelMessageLike[]
+  /**
+   * With `messages`: how many of its leading messages the provider already read, unchanged, in the
+   * agent's last request. A cache breakpoint belongs on the last of them: what follows (messages
+   * that arrived since, the instructions) is read once, so writing it to the cache (1.25× or 2× the
+   * input price on Anthropic) buys nothing. Built with `messages`.
+   */
+  cachedMessages?: number
   /** What the agent's last request sent besides its messages, with the conversation form. */
   request?: RequestSettings
   /** The form the built-in LLM summarizers send (`compact()`'s `summaryInput`; default `transcript`). */

@@ -123,11 +123,12 @@ async function toolSet(tools: unknown, from: string): Promise<unknown> {
 }
 
 /**
- * Anthropic reads its cache only up to a breakpoint of the request: the end of the agent's prompt
- * (the message before the instructions) gets one, unless the request already has the most it allows.
+ * Anthropic reads its cache only up to a breakpoint of the request: the last message the agent's
+ * last request sent (`cached`) gets one, unless the request already has the most it allows. What
+ * follows is billed as plain input, not written to the cache: no later request reads it.
  */
-function readBack(messages: readonly ModelMessageLike[], model: LanguageModelLike): readonly ModelMessageLike[] {
-  const end = messages.length - 2
+function readBack(messages: readonly ModelMessageLike[], cached: number, model: LanguageModelLike): readonly ModelMessageLike[] {
+  const end = Math.min(cached, messages.length - 1) - 1
   if (end < 0 || !isAnthropic(model)) return messages
   const marked = (m: ModelMessageLike) => JSON.stringify(m).includes('"cacheControl"')
   if (marked(messages[end]!) || messages.filter(marked).length >= MAX_BREAKPOINTS) return messages
@@ -140,7 +141,7 @@ function readBack(messages: readonly ModelMessageLike[], model: LanguageModelLik
 async function requestSettings(req: SummaryRequest, from: string, model: LanguageModelLike): Promise<Json> {
   if (req.input !== 'conversation' || !req.messages) return { system: req.system, prompt: req.prompt }
   const r = req.request ?? {}
-  const out: Json = { messages: readBack(req.messages, model) }
+  const out: Json = { messages: readBack(req.messages, req.cachedMessages ?? req.messages.length - 1, model) }
   if (r.system) out.system = r.system
   if (r.tools !== undefined) {
     const tools = await toolSet(r.tools, from)
