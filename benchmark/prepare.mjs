@@ -9,8 +9,8 @@
 //              (the cut, file operations, the transcript text its summary prompt embeds)
 // Each run prepares on a freshly loaded session (the load is not timed): the first prepare is what
 // is measured, nothing is reused from an earlier one.
-// Run: node --expose-gc benchmark/prepare.mjs   (pi 0.73.1 only)
-//      node scripts/with-node.mjs 24 node --expose-gc benchmark/prepare.mjs   (both pi versions)
+// Run: node benchmark/prepare.mjs   (pi 0.73.1 only)
+//      node scripts/with-node.mjs 24 node benchmark/prepare.mjs   (both pi versions)
 // A Markdown table on stdout; release build of the addon.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -20,7 +20,7 @@ import { pathToFileURL } from 'node:url'
 
 import { installPi } from '../scripts/install-pi.mjs'
 import { conversation, writeContextfold, writePi, OPTIONS } from './store.mjs'
-import { log, median, msSince, now } from './timing.mjs'
+import { log, median, msSince, now, settle } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
 const { SessionStore } = require('../native.js')
@@ -41,13 +41,13 @@ if (Number(process.versions.node.split('.')[0]) >= 22) {
   pis.push(await loadPi(pathToFileURL(join(installPi(), 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'index.js')).href))
 }
 
-/** Median ms of `run(setup())`, `setup` untimed before each run (after a collection), and a warm-up. */
-function time(setup, run) {
+/** Median ms of `run(setup())`, `setup` untimed before each run (then `settle()`), and a warm-up. */
+async function time(setup, run) {
   let out = run(setup())
   const ms = []
   for (let i = 0; i < RUNS; i++) {
     const input = setup()
-    globalThis.gc?.()
+    await settle()
     const t0 = now()
     out = run(input)
     ms.push(msSince(t0))
@@ -66,7 +66,7 @@ try {
   for (const [name, extra] of [['exact o200k', { model: { ...OPTIONS.model, providerID: 'openai', modelID: 'gpt-4o' } }], ['estimate', { tokenizer: 'estimate' }]]) {
     log(`contextfold (${name})...`)
     const load = () => SessionStore.open(cfPath, { readOnly: true }).load({ ...OPTIONS, ...extra, compaction: { preserveRecentTokens: KEEP } })
-    const cf = time(load, (session) => session.prepareCompaction())
+    const cf = await time(load, (session) => session.prepareCompaction())
     const chars = cf.out.transcript.concat(cf.out.turnPrefix).reduce((n, b) => n + b.length, 0)
     rows.push({ name: `contextfold prepareCompaction() (${name})`, ms: cf.ms, summarized: cf.out.summarizedIDs.length, chars })
   }
@@ -74,7 +74,7 @@ try {
   for (const pi of pis) {
     log(`pi ${pi.version}...`)
     const settings = { ...pi.DEFAULT_COMPACTION_SETTINGS, keepRecentTokens: KEEP }
-    const p = time(
+    const p = await time(
       () => pi.SessionManager.open(piPath).getBranch(),
       (branch) => {
         const prep = pi.prepareCompaction(branch, settings)

@@ -13,9 +13,7 @@ import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import v8 from 'node:v8'
-import vm from 'node:vm'
-import { now, msSince, median, log, isMain } from './timing.mjs'
+import { now, msSince, median, log, isMain, settle } from './timing.mjs'
 import { rng } from './corpus-text.mjs'
 import { piVersions } from './pi-versions.mjs'
 
@@ -160,17 +158,6 @@ export function writePi(path, conv) {
   }
   writeFileSync(path, `${lines.join('\n')}\n`)
   return lines.length - 1
-}
-
-// A full collection before each run (not timed), and a turn of the event loop, when Node runs the
-// finalizers the collection queued (native sessions, external strings): no run pays for the
-// garbage of the previous one, as in an agent, which awaits between loads.
-v8.setFlagsFromString('--expose-gc')
-const gc = vm.runInNewContext('gc')
-const settle = async () => {
-  gc()
-  await new Promise((resolve) => setImmediate(resolve))
-  gc()
 }
 
 async function time(fn) {
