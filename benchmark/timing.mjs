@@ -47,3 +47,16 @@ export async function settle() {
   gc()
   await sleep(50)
 }
+
+/** Median ms of `rounds` calls of `fn`, each after `settle()`, after one warm-up call. */
+export async function timeSettled(fn, rounds) {
+  fn()
+  const ms = []
+  for (let i = 0; i < rounds; i++) {
+    await settle()
+    const t0 = now()
+    fn()
+    ms.push(msSince(t0))
+  }
+  return median(ms)
+}

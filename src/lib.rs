@@ -22,3 +22,8 @@ mod typings;
 
 #[cfg(feature = "node")]
 mod napi;
+
+/// The addon allocates through mimalloc (see Cargo.toml); a Rust user of the crate keeps its own.
+#[cfg(feature = "node")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
