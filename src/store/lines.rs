@@ -1,5 +1,6 @@
 //! Reading a session file by lines: its layout (header, complete lines, torn tail), regions read
-//! forward, and the backward scan that finds the latest compaction entry.
+//! forward, and the backward scan that finds the latest compaction entry (and keeps the blocks it
+//! read, for the load that follows).
 
 use std::borrow::Cow;
 use std::fs::File;
