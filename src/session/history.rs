@@ -161,33 +161,34 @@ impl History {
         let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
         let mut counts = counts.into_iter();
         let mut pending = messages.into_iter().map(|m| Some((m, counts.next().flatten()))).collect::<Vec<_>>();
-        std::thread::scope(|scope| -> Result<()> {
-            let workers: Vec<_> = pending
-                .chunks_mut(per_thread)
-                .map(|chunk| {
-                    scope.spawn(move || -> Result<Vec<Entry>> {
-                        let mut out = Vec::with_capacity(chunk.len());
-                        for (k, slot) in chunk.iter_mut().enumerate() {
-                            if k % CHUNK == 0 && aborted() {
-                                return Err(CfError::aborted());
-                            }
-                            out.push(match slot.take().expect("each message is taken once") {
-                                (msg, Some((parts, tokens))) => {
-                                    Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens }
-                                }
-                                (msg, None) => Entry::new(msg, &counter),
-                            });
-                        }
-                        Ok(out)
-                    })
-                })
-                .collect();
-            for w in workers {
-                let entries = w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
-                slots.extend(entries.into_iter().map(Some));
+        let count_chunk = |chunk: &mut [Option<(Message, Option<MessageCount>)>]| -> Result<Vec<Entry>> {
+            let mut out = Vec::with_capacity(chunk.len());
+            for (k, slot) in chunk.iter_mut().enumerate() {
+                if k % CHUNK == 0 && aborted() {
+                    return Err(CfError::aborted());
+                }
+                out.push(match slot.take().expect("each message is taken once") {
+                    (msg, Some((parts, tokens))) => Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens },
+                    (msg, None) => Entry::new(msg, &counter),
+                });
             }
-            Ok(())
-        })?;
+            Ok(out)
+        };
+        if pending.len() <= per_thread {
+            // One share: counted here (a thread to wait for would only add its start).
+            slots.extend(count_chunk(&mut pending)?.into_iter().map(Some));
+        } else {
+            std::thread::scope(|scope| -> Result<()> {
+                let workers: Vec<_> =
+                    pending.chunks_mut(per_thread).map(|chunk| scope.spawn(move || count_chunk(chunk))).collect();
+                for w in workers {
+                    let entries =
+                        w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
+                    slots.extend(entries.into_iter().map(Some));
+                }
+                Ok(())
+            })?;
+        }
         h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
         h.shapes = h.entries.iter().map(|_| OnceLock::new()).collect();
         let now = h.tick();

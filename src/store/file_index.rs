@@ -279,17 +279,26 @@ pub struct Scanned {
     pub warnings: Vec<Warning>,
 }
 
-/// Bytes read per step of the scan.
-const CHUNK: usize = 1 << 20;
+/// Bytes read per step of the scan: small enough that a close waiting for a cancelled scan
+/// waits for little more than one read.
+const CHUNK: usize = 256 << 10;
 
 /// Reads every line of `[body, end)`, skipping message contents. `cancel` stops it early.
 pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Scanned> {
     let mut out = Scanned { lines: 1, ..Default::default() };
     let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
-    while let Some(lines) = chunks.next_lines()? {
-        for (k, (loc, line)) in lines.into_iter().enumerate() {
-            if k % 64 == 0 && cancel.load(Ordering::Relaxed) {
-                return Err(io::Error::new(io::ErrorKind::Interrupted, "closed"));
+    let cancelled = || cancel.load(Ordering::Relaxed).then(|| io::Error::new(io::ErrorKind::Interrupted, "closed"));
+    loop {
+        if let Some(e) = cancelled() {
+            return Err(e);
+        }
+        let Some(lines) = chunks.next_lines()? else {
+            break;
+        };
+        for (loc, line) in lines {
+            // A line costs microseconds to index: checked at each one, a close waits for one.
+            if let Some(e) = cancelled() {
+                return Err(e);
             }
             out.lines += 1;
             if let Err(problem) = scan_line(&mut out, loc, loc.offset + line.len() as u64 + 1, line) {

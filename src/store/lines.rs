@@ -1,6 +1,8 @@
 //! Reading a session file by lines: its layout (header, complete lines, torn tail), regions read
-//! forward, and the backward scan that finds the latest compaction entry.
+//! forward, and the backward scan that finds the latest compaction entry (and keeps the blocks it
+//! read, for the load that follows).
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 
@@ -184,6 +186,9 @@ pub struct BackScan {
     pub found: Option<(Loc, CompactionRecord)>,
     /// Complete lines after the found entry (or after the header when none was found).
     pub after: u64,
+    /// The bytes read, up to the end (none when there were more than `KEEP`): a tail-first load
+    /// parses them rather than reading them again.
+    pub read: Option<Blocks>,
 }
 
 impl BackScan {
@@ -195,6 +200,9 @@ impl BackScan {
         }
     }
 }
+
+/// The most bytes a backward scan keeps.
+const KEEP: u64 = 4 << 20;
 
 /// Reads `[body, end)` backward in blocks until a line that starts with the compaction prefix
 /// parses (one that does not is passed over; the forward read reports it). Only lines written the
@@ -209,26 +217,137 @@ pub fn scan_back(file: &File, body: u64, end: u64) -> io::Result<BackScan> {
     let mut line_end = end - 1;
     // The first bytes of the block after the current one, for prefixes that cross blocks.
     let mut later: Vec<u8> = Vec::new();
-    let mut hi = end - 1;
+    let mut hi = end;
     // The header's `\n` (at body - 1) starts the first entry line.
     let floor = body - 1;
+    let mut read = Some(Blocks { start: end, blocks: Vec::new() });
     loop {
         let lo = hi.saturating_sub(BLOCK as u64).max(floor);
         let block = read_region(file, lo, hi)?;
         for i in memchr::memrchr_iter(b'\n', &block) {
             let start = lo + i as u64 + 1;
+            if start == end {
+                // The last line's own `\n`.
+                continue;
+            }
             if let Some(rec) = check(file, &block, lo, &later, start, line_end)? {
                 scan.found = Some((Loc { offset: start, line: rec.line }, rec));
-                return Ok(scan);
+                break;
             }
             scan.after += 1;
             line_end = start - 1;
         }
+        if scan.found.is_some() {
+            scan.read = read.map(|r| r.with_front(lo, block));
+            return Ok(scan);
+        }
         if lo == floor {
+            scan.read = read.map(|r| r.with_front(lo, block));
             return Ok(scan);
         }
         later = block[..block.len().min(COMPACTION_PREFIX.len())].to_vec();
+        read = read.filter(|_| end - lo <= KEEP).map(|r| r.with_front(lo, block));
         hi = lo;
+    }
+}
+
+/// Bytes of a file, `[start, end)`, as read in blocks (newest first: a backward scan adds them
+/// at the front).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Blocks {
+    start: u64,
+    /// In reverse file order.
+    blocks: Vec<Vec<u8>>,
+}
+
+impl Blocks {
+    fn with_front(mut self, start: u64, block: Vec<u8>) -> Blocks {
+        debug_assert_eq!(start + block.len() as u64, self.start);
+        self.start = start;
+        self.blocks.push(block);
+        self
+    }
+
+    /// Reads `[start, self.start)` of `file` too.
+    pub fn extend_to(self, file: &File, start: u64) -> io::Result<Blocks> {
+        if start >= self.start {
+            return Ok(self);
+        }
+        let block = read_region(file, start, self.start)?;
+        Ok(self.with_front(start, block))
+    }
+
+    /// Each block with where it starts, in file order.
+    fn in_order(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        let mut at = self.start;
+        self.blocks.iter().rev().map(move |b| {
+            let here = at;
+            at += b.len() as u64;
+            (here, b.as_slice())
+        })
+    }
+
+    fn end(&self) -> u64 {
+        self.start + self.blocks.iter().map(|b| b.len() as u64).sum::<u64>()
+    }
+
+    fn byte(&self, offset: u64) -> Option<u8> {
+        self.in_order()
+            .find(|(at, b)| (*at..*at + b.len() as u64).contains(&offset))
+            .map(|(at, b)| b[(offset - at) as usize])
+    }
+
+    /// Whether `[from, end)` was read, with the byte before it (which says whether a line starts at `from`).
+    pub fn covers(&self, from: u64, end: u64) -> bool {
+        from > self.start && end <= self.end()
+    }
+
+    /// The lines of `[start.offset, end)` without their `\n` (`None` unless a line starts at
+    /// `start` and `end` ends one); `covers` must hold. A line that crosses blocks is copied.
+    pub fn lines(&self, start: Loc, end: u64) -> Option<Vec<(Loc, Cow<'_, [u8]>)>> {
+        if self.byte(start.offset - 1) != Some(b'\n') || self.byte(end - 1) != Some(b'\n') {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut carry: Option<Vec<u8>> = None;
+        let mut next = start;
+        for (at, block) in self.in_order() {
+            let (lo, hi) = (start.offset.max(at), end.min(at + block.len() as u64));
+            if lo >= hi {
+                continue;
+            }
+            let part = &block[(lo - at) as usize..(hi - at) as usize];
+            let mut from = 0;
+            for nl in memchr::memchr_iter(b'\n', part) {
+                let text = match carry.take() {
+                    Some(mut c) => {
+                        c.extend_from_slice(&part[from..nl]);
+                        Cow::Owned(c)
+                    }
+                    None => Cow::Borrowed(&part[from..nl]),
+                };
+                out.push((next, text));
+                from = nl + 1;
+                next = Loc { offset: lo + from as u64, line: next.line + 1 };
+            }
+            if from < part.len() {
+                carry.get_or_insert_with(Vec::new).extend_from_slice(&part[from..]);
+            }
+        }
+        Some(out)
+    }
+
+    /// The line starting at `offset` (without its `\n`), if one starts there and ends before
+    /// `end`; `covers(offset, end)` must hold.
+    pub fn line_at(&self, offset: u64, end: u64) -> Option<Cow<'_, [u8]>> {
+        let nl = self.in_order().find_map(|(at, b)| {
+            let lo = offset.max(at);
+            let hi = end.min(at + b.len() as u64);
+            (lo < hi)
+                .then(|| memchr::memchr(b'\n', &b[(lo - at) as usize..(hi - at) as usize]).map(|i| lo + i as u64))
+                .flatten()
+        })?;
+        self.lines(Loc { offset, line: 0 }, nl + 1)?.pop().map(|(_, l)| l)
     }
 }
 
@@ -316,6 +435,41 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Lines of bytes read in blocks are the lines of the bytes read at once, wherever the
+        /// blocks split them; a range must start and end lines.
+        #[test]
+        fn blocks_give_the_lines_of_a_whole_read(lens in proptest::collection::vec(0usize..30, 1..40), cuts in proptest::collection::vec(1usize..25, 1..20), from in 0usize..40) {
+            let mut bytes = b"h\n".to_vec();
+            for (i, n) in lens.iter().enumerate() {
+                bytes.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, *n));
+                bytes.push(b'\n');
+            }
+            // Blocks of the sizes `cuts`, read back from the end as the scan does.
+            let mut read = Blocks { start: bytes.len() as u64, blocks: Vec::new() };
+            for c in cuts.iter().cycle() {
+                if read.start == 0 {
+                    break;
+                }
+                let lo = read.start.saturating_sub(*c as u64);
+                let block = bytes[lo as usize..read.start as usize].to_vec();
+                read = read.with_front(lo, block);
+            }
+            let starts: Vec<usize> = std::iter::once(0).chain(memchr::memchr_iter(b'\n', &bytes).map(|i| i + 1)).collect();
+            let first = starts[1 + from % (starts.len() - 2)];
+            let start = Loc { offset: first as u64, line: 7 };
+            let whole: Vec<(Loc, Vec<u8>)> = split(&bytes[first..], start).map(|(l, t)| (l, t.to_vec())).collect();
+            let got: Vec<(Loc, Vec<u8>)> = read.lines(start, bytes.len() as u64).unwrap().into_iter().map(|(l, t)| (l, t.into_owned())).collect();
+            proptest::prop_assert_eq!(&got, &whole);
+            proptest::prop_assert_eq!(read.line_at(first as u64, bytes.len() as u64).map(|l| l.into_owned()), Some(whole[0].1.clone()));
+            if first + 1 < bytes.len() && bytes[first] != b'\n' {
+                let inside = Loc { offset: first as u64 + 1, line: 0 };
+                proptest::prop_assert!(read.lines(inside, bytes.len() as u64).is_none());
+                proptest::prop_assert!(read.line_at(inside.offset, bytes.len() as u64).is_none());
+            }
+        }
+    }
+
     #[test]
     fn layout_finds_the_header_and_the_torn_tail() {
         let mut bytes = header();
@@ -380,6 +534,10 @@ mod tests {
                 let scan = scan_back(&f, body, end).unwrap();
                 let (loc, rec) = scan.found.clone().unwrap();
                 assert_eq!(loc.offset, c_at, "filler {filler}");
+                let read = scan.read.clone().unwrap();
+                let kept: Vec<u8> =
+                    read.lines(loc, end).unwrap().iter().flat_map(|(_, l)| [l.as_ref(), b"\n"].concat()).collect();
+                assert_eq!(kept, bytes[c_at as usize..]);
                 assert_eq!(rec.line, 3);
                 assert_eq!(scan.after, 7);
                 assert_eq!(scan.next_line(), line);

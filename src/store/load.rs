@@ -6,12 +6,13 @@
 //! compaction it names must be the one the loaded messages show); when it is not, or when the
 //! entry's offsets do not fit the file, the whole file is read instead.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
 use super::format::{CompactionRecord, Loc};
-use super::lines::{read_region, scan_back, split, Layout, LineChunks, BLOCK};
+use super::lines::{read_region, scan_back, split, Blocks, Layout, LineChunks, BLOCK};
 use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay, Replayed};
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
@@ -125,16 +126,23 @@ pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool, counte
 /// What the context needs: from the latest compaction entry when there is a usable one.
 pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: Option<&Counter>) -> Result<Loaded> {
     let scan = scan_back(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
-    let Some((at, rec)) = scan.found.clone() else {
+    let next_line = scan.next_line();
+    let Some((at, rec)) = scan.found else {
         return load_all(file, layout, path, recover, counter);
     };
     if rec.request.is_none() {
         return load_all(file, layout, path, recover, counter);
     }
     let mut reading = Reading { path, recover, warnings: Vec::new() };
-    match tail_first(file, (layout.body, layout.end), &rec, at, &mut reading, counter)? {
+    // The lines before the entry that the last run starts with, read with the ones the scan read.
+    let mut read = scan.read;
+    if let Some(first) = rec.runs.last().map(|r| r.offset).filter(|&o| o >= layout.body && o < at.offset) {
+        read = read.map(|r| r.extend_to(file, first - 1)).transpose().map_err(|e| io_error(path, &e))?;
+    }
+    let src = FileSource { file, read };
+    match tail_first(&src, (layout.body, layout.end), &rec, at, &mut reading, counter)? {
         Some(((messages, counts), base, pins)) => {
-            reading.torn(layout, scan.next_line());
+            reading.torn(layout, next_line);
             Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins })
         }
         None => {
@@ -148,32 +156,47 @@ pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: O
     }
 }
 
-/// Lines read, with where they start.
-pub type OwnedLines = Vec<(Loc, Vec<u8>)>;
+/// Lines read, with where they start: borrowed from what the source holds, or read for the call.
+pub type SourceLines<'a> = Vec<(Loc, Cow<'a, [u8]>)>;
 
 /// Where a tail-first load reads its lines: a file, or the entries a database returned.
 pub trait Source {
     /// The line starting at `offset` (without its `\n`), if one starts there before `end`.
-    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Vec<u8>>>;
+    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Cow<'_, [u8]>>>;
     /// The complete lines of `[start.offset, end)`; `None` when `end` does not end a line.
-    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<OwnedLines>>;
+    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<SourceLines<'_>>>;
 }
 
-impl Source for File {
-    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Vec<u8>>> {
+/// A file, and the bytes at its end its backward scan read (lines there are not read again).
+pub struct FileSource<'a> {
+    pub file: &'a File,
+    pub read: Option<Blocks>,
+}
+
+impl FileSource<'_> {
+    fn read(&self, from: u64, end: u64) -> Option<&Blocks> {
+        self.read.as_ref().filter(|r| r.covers(from, end))
+    }
+}
+
+impl Source for FileSource<'_> {
+    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Cow<'_, [u8]>>> {
         if offset >= end {
             return Ok(None);
         }
-        if offset > 0 && read_region(self, offset - 1, offset)?[0] != b'\n' {
+        if let Some(r) = self.read(offset, end) {
+            return Ok(r.line_at(offset, end));
+        }
+        if offset > 0 && read_region(self.file, offset - 1, offset)?[0] != b'\n' {
             return Ok(None);
         }
         let mut line = Vec::new();
         let mut pos = offset;
         while pos < end {
-            let chunk = read_region(self, pos, end.min(pos + BLOCK as u64))?;
+            let chunk = read_region(self.file, pos, end.min(pos + BLOCK as u64))?;
             if let Some(i) = memchr::memchr(b'\n', &chunk) {
                 line.extend_from_slice(&chunk[..i]);
-                return Ok(Some(line));
+                return Ok(Some(Cow::Owned(line)));
             }
             line.extend_from_slice(&chunk);
             pos += chunk.len() as u64;
@@ -181,12 +204,15 @@ impl Source for File {
         Ok(None)
     }
 
-    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<OwnedLines>> {
-        let buf = read_region(self, start.offset, end)?;
+    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<SourceLines<'_>>> {
+        if let Some(r) = self.read(start.offset, end) {
+            return Ok(r.lines(start, end));
+        }
+        let buf = read_region(self.file, start.offset, end)?;
         if buf.last() != Some(&b'\n') {
             return Ok(None);
         }
-        Ok(Some(split(&buf, start).map(|(loc, l)| (loc, l.to_vec())).collect()))
+        Ok(Some(split(&buf, start).map(|(loc, l)| (loc, Cow::Owned(l.to_vec()))).collect()))
     }
 }
 
@@ -223,7 +249,7 @@ pub fn tail_first(
         return Ok(None);
     }
     // Every line to read, with where it is.
-    let mut lines: Vec<(Loc, Vec<u8>)> = Vec::new();
+    let mut lines: SourceLines<'_> = Vec::new();
     for (k, run) in rec.runs.iter().enumerate() {
         let until = if k + 1 == rec.runs.len() { end } else { run.end };
         if message_id(&src.line_at(run.offset, until).map_err(io)?.unwrap_or_default()).as_deref()
@@ -250,7 +276,7 @@ pub fn tail_first(
     if !lines.iter().any(|(loc, _)| *loc == at) {
         return Ok(None);
     }
-    let refs: Vec<(Loc, &[u8])> = lines.iter().map(|(loc, l)| (*loc, l.as_slice())).collect();
+    let refs: Vec<(Loc, &[u8])> = lines.iter().map(|(loc, l)| (*loc, l.as_ref())).collect();
     let mut replay = Replay::new(true, counter);
     for ((loc, _), decoded) in refs.iter().zip(decode_all(&refs, counter)) {
         if loc.offset > at.offset && matches!(decoded.0, Ok(Decoded::Update(_, true))) {

@@ -4,6 +4,7 @@
 //! entry numbers, and the file's logic applies unchanged: what a writer knows and writes
 //! (`LogWriter`), which entries a tail-first load needs (`plan`), and the loads themselves.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io;
 use std::path::Path;
@@ -13,7 +14,7 @@ use serde_json::Value;
 use super::counts::writer_counter;
 use super::file_index::{is_structural, skeleton, Index, Scanned};
 use super::format::{self, CompactionRecord, Header, Loc, PruneRecord, VERSION};
-use super::load::{tail_first, Loaded, OwnedLines, Reading, Source};
+use super::load::{tail_first, Loaded, Reading, Source, SourceLines};
 use super::replay::{decode_all, Replay};
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
@@ -185,13 +186,14 @@ pub fn plan(compaction: &[u8]) -> Option<(Vec<[u64; 2]>, u64)> {
 struct Fetched(BTreeMap<u64, Vec<u8>>);
 
 impl Source for Fetched {
-    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Vec<u8>>> {
-        Ok(if offset < end { self.0.get(&offset).cloned() } else { None })
+    fn line_at(&self, offset: u64, end: u64) -> io::Result<Option<Cow<'_, [u8]>>> {
+        Ok(if offset < end { self.0.get(&offset).map(|l| Cow::Borrowed(l.as_slice())) } else { None })
     }
 
-    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<OwnedLines>> {
+    fn lines(&self, start: Loc, end: u64) -> io::Result<Option<SourceLines<'_>>> {
         // Every number of the range must be there: a gap is a range the caller did not fetch.
-        let lines: Vec<(Loc, Vec<u8>)> = self.0.range(start.offset..end).map(|(&n, l)| (loc(n), l.clone())).collect();
+        let lines: SourceLines<'_> =
+            self.0.range(start.offset..end).map(|(&n, l)| (loc(n), Cow::Borrowed(l.as_slice()))).collect();
         Ok((lines.len() as u64 == end.saturating_sub(start.offset)).then_some(lines))
     }
 }
