@@ -267,9 +267,8 @@ function conversationOf(
   replaced: string | undefined,
   context: string[],
 ): Conversation {
-  let built: ModelMessageLike[] | undefined
-  let cached = 0
-  const messages = () => {
+  let built: { messages: ModelMessageLike[]; cached: number } | undefined
+  const build = () => {
     if (built) return built
     const view = session.context()
     const summarized = new Set(plan.summarizedIDs)
@@ -283,11 +282,11 @@ function conversationOf(
     if (replaced !== undefined) input.replaced = replaced
     const request = options.lastRequest?.messages ?? (session.toModelMessages() as unknown as ModelMessageLike[])
     const sent = cachedFirst(session, view, request)
-    cached = sent.cached
-    built = [...sent.messages, { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }]
+    const instructions: ModelMessageLike = { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }
+    built = { messages: [...sent.messages, instructions], cached: sent.cached }
     return built
   }
-  const out: Conversation = { messages, cached: () => (messages(), cached) }
+  const out: Conversation = { messages: () => build().messages, cached: () => build().cached }
   if (options.lastRequest) {
     const { messages: _m, ...request } = options.lastRequest
     if (Object.keys(request).length) out.request = request
