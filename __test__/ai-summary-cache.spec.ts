@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
 import type { CompactionResult, SummaryInputForm } from '../dist/index.js'
-import { FakeOpenAI, PrefixCache } from './fake-openai.js'
+import { FakeOpenAI, PrefixCache, promptSegments } from './fake-openai.js'
 
 interface Call {
   prompt: Array<{ role: string; content: unknown }>
@@ -170,8 +170,8 @@ describe('the AI SDK`s Anthropic provider against a Messages endpoint that repor
     expect(summary.messages.length).toBeGreaterThan(previous.messages.length)
     // The provider read the whole previous request from its cache, most of the summary request's input.
     const replay = new PrefixCache()
-    const before = replay.read([previous.tools, previous.system, ...previous.messages])
-    const now = replay.read([summary.tools, summary.system, ...summary.messages])
+    const before = replay.read(promptSegments(previous, true))
+    const now = replay.read(promptSegments(summary, true))
     expect(now.cached).toBe(before.total)
     expect(now.cached / now.total).toBeGreaterThan(0.7)
     // The summary message records the read as the provider reported it.

@@ -9,8 +9,9 @@ import { countTokens } from '../dist/index.js'
 
 /**
  * A provider's prompt cache: a request's prompt is a list of segments in the provider's prefix
- * order (tools, system, then each message); the cached part is the longest run of leading
- * segments some earlier request had. Tokens are o200k counts of the segments' JSON.
+ * order (tools, system, then each message, or for Anthropic each content block, which it caches
+ * block by block); the cached part is the longest run of leading segments some earlier request
+ * had. Tokens are o200k counts of the segments' JSON.
  */
 export class PrefixCache {
   readonly #seen: string[][] = []
@@ -182,10 +183,16 @@ function send(res: ServerResponse, reply: Exclude<Reply, { hang: true }>): void 
 const DEFAULT_USAGE = { prompt_tokens: 1234, completion_tokens: 56, total_tokens: 1290 }
 const OUTPUT_TOKENS = 56
 
+/** A request's prompt as the provider caches it (see `PrefixCache`). */
+export function promptSegments(body: { tools?: unknown; system?: unknown; messages?: Array<{ role: string; content: unknown }> }, anthropic: boolean): unknown[] {
+  const messages = body.messages ?? []
+  const blocks = (m: { role: string; content: unknown }): unknown[] => (Array.isArray(m.content) ? m.content.map((block: unknown) => ({ role: m.role, block })) : [m])
+  return anthropic ? [body.tools, body.system, ...messages.flatMap(blocks)] : [body.tools, ...messages]
+}
+
 /** Usage with the cached prefix: OpenAI's `prompt_tokens_details.cached_tokens`, or Anthropic's cache read and write counts. */
 function cachedUsage(cache: PrefixCache, body: Received['body'], anthropic: boolean): Record<string, unknown> {
-  const segments = anthropic ? [body.tools, body.system, ...(body.messages ?? [])] : [body.tools, ...(body.messages ?? [])]
-  const { total, cached } = cache.read(segments)
+  const { total, cached } = cache.read(promptSegments(body, anthropic))
   if (anthropic) return { input_tokens: 0, cache_read_input_tokens: cached, cache_creation_input_tokens: total - cached, output_tokens: OUTPUT_TOKENS }
   return { prompt_tokens: total, completion_tokens: OUTPUT_TOKENS, total_tokens: total + OUTPUT_TOKENS, prompt_tokens_details: { cached_tokens: cached } }
 }

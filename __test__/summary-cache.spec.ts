@@ -31,10 +31,10 @@ function output(i: number): string {
   return Array.from({ length: 120 }, (_, n) => `src/billing/export${i}.ts:${n + 1}: row ${i * 1000 + n} written`).join('\n')
 }
 
-function newSession(): Session {
+function newSession(preserveRecentTokens = 3_000): Session {
   return Session.fromModelMessages([{ role: 'user', content: REQUEST }], {
     model: { limit: { context: 60_000, output: 4_000 } },
-    compaction: { preserveRecentTokens: 3_000 },
+    compaction: { preserveRecentTokens },
     tokenizer: 'o200k',
   })
 }
@@ -87,7 +87,8 @@ const lastRequest = (s: Session, tools: unknown): LastRequest => ({ messages: s.
 
 describe('the summary request as the agent`s own conversation (OpenAI-compatible, cached_tokens)', () => {
   it('reads the whole previous prompt from the cache, and the summary message records the cache read', async () => {
-    const s = newSession()
+    // A tail that keeps the last steps: the request holds all of them but the newest.
+    const s = newSession(8_000)
     const previous = await openAILoop(s)
     server.script({ text: '## Goal\n- fix the billing export' })
     const r = await compact(s, { summarizer: openAISummarizer(), summaryInput: 'conversation', lastRequest: lastRequest(s, OPENAI_TOOLS) })
@@ -101,11 +102,14 @@ describe('the summary request as the agent`s own conversation (OpenAI-compatible
     expect(sent.body.messages.slice(0, agent.messages.length)).toEqual(agent.messages)
     const instructions = sent.body.messages.at(-1)!
     expect(instructions.role).toBe('user')
-    expect(sent.body.messages).toHaveLength(agent.messages.length + 3) // the last step's call and result, then the instructions
+    // Then the instructions only: the last step (its call and result) arrived after the agent's
+    // request and stays verbatim after the summary, which need not cover it.
+    expect(sent.body.messages).toHaveLength(agent.messages.length + 1)
     expect(JSON.stringify(instructions.content)).toMatch(/do NOT call tools/)
-    // The instructions name the kept tail: the messages after the summary request, the summary and the continue message.
+    // The instructions name the kept tail the request holds: the context's after the summary
+    // request, the summary and the continue message, but the last step's two.
     const kept = Number(/except its last (\d+) messages/.exec(JSON.stringify(instructions.content))?.[1])
-    expect(kept).toBe(s.toModelMessages().length - 3)
+    expect(kept).toBe(s.toModelMessages().length - 3 - 2)
     expect(kept).toBeGreaterThan(1)
     usage.cached = summary.tokens!.cacheRead ?? 0
     usage.total = summary.tokens!.input + usage.cached
@@ -115,8 +119,9 @@ describe('the summary request as the agent`s own conversation (OpenAI-compatible
     expect(r.summary).toContain('never touch the migrations folder')
   })
 
-  it('cuts the tool output that arrived after the last request, as the transcript form does, and leaves the cached prefix as it was', async () => {
-    const s = newSession()
+  it('cuts the tool output that arrived after the last request and is summarized, as the transcript form does, and leaves the cached prefix as it was', async () => {
+    // A tail too small for the last step: it is summarized with the rest.
+    const s = newSession(500)
     await openAILoop(s)
     expect(s.contextTokens().unsent).toBe(1) // the last step's answer (its call and result): no request read it
     server.script({ text: '## Goal\n- fix the billing export' })

@@ -276,12 +276,13 @@ function conversationOf(
     const tailAt = plan.tailStartID === undefined ? -1 : view.findIndex((m) => m.id === plan.tailStartID)
     const head = first > 0 ? view.slice(0, first).filter((m) => m.role !== 'system') : []
     const { blocks: _b, omitted: _o, ...rest } = promptInput
-    const input: ConversationInput = { ...rest, keptTail: modelMessageCount(tailAt < 0 ? [] : view.slice(tailAt)), context }
+    const request = options.lastRequest?.messages ?? (session.toModelMessages() as unknown as ModelMessageLike[])
+    const sent = cachedFirst(session, view, request, summarized)
+    const kept = tailAt < 0 ? [] : view.slice(tailAt, view.length - sent.left)
+    const input: ConversationInput = { ...rest, keptTail: modelMessageCount(kept), context }
     const keptHead = modelMessageCount(head)
     if (keptHead) input.keptHead = keptHead
     if (replaced !== undefined) input.replaced = replaced
-    const request = options.lastRequest?.messages ?? (session.toModelMessages() as unknown as ModelMessageLike[])
-    const sent = cachedFirst(session, view, request)
     const instructions: ModelMessageLike = { role: 'user', content: [{ type: 'text', text: buildConversationInstructions(input) }] }
     built = { messages: [...sent.messages, instructions], cached: sent.cached }
     return built
@@ -296,23 +297,31 @@ function conversationOf(
 
 /**
  * The request's messages with what the provider has read (the last request) first and unchanged,
- * and what arrived since with its tool outputs cut as in the transcript form: the provider writes
- * those to its cache at the write price, and a step's output can be longer than the summary.
+ * then what arrived since and is summarized, its tool outputs cut as in the transcript form (the
+ * provider reads those at the input price, and a step's output can be longer than the summary).
+ * What arrived since and stays verbatim after the summary is left out (`left` view messages): the
+ * summary does not cover it, and it would be billed as input for nothing.
  */
 function cachedFirst(
   session: Session,
   view: readonly Message[],
   request: readonly ModelMessageLike[],
-): { messages: ModelMessageLike[]; cached: number } {
+  summarized: ReadonlySet<string>,
+): { messages: ModelMessageLike[]; cached: number; left: number } {
   const last = session.lastRequest()
   // Nothing recorded: the provider has read none of it.
-  if (!last) return { messages: [...request], cached: 0 }
-  if (last.unsent === 0) return { messages: [...request], cached: request.length }
-  // Converted once: cutting outputs changes no message count.
-  const cut = toModelMessages(view.slice(view.length - last.unsent), { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]
-  if (cut.length === 0 || cut.length >= request.length) return { messages: [...request], cached: 0 }
-  const cached = request.length - cut.length
-  return { messages: [...request.slice(0, cached), ...cut], cached }
+  if (!last) return { messages: [...request], cached: 0, left: 0 }
+  if (last.unsent === 0) return { messages: [...request], cached: request.length, left: 0 }
+  const unsent = view.slice(view.length - last.unsent)
+  const cutOf = (messages: Message[]) =>
+    toModelMessages(messages, { toolOutputMaxChars: SUMMARY_TOOL_OUTPUT_MAX_CHARS }) as unknown as ModelMessageLike[]
+  const count = cutOf(unsent).length
+  if (count === 0 || count >= request.length) return { messages: [...request], cached: 0, left: 0 }
+  const cached = request.length - count
+  // The kept tail is a suffix of the context: the summarized messages come first.
+  const firstKept = unsent.findIndex((m) => !summarized.has(m.id))
+  const read = firstKept < 0 ? unsent : unsent.slice(0, firstKept)
+  return { messages: [...request.slice(0, cached), ...cutOf(read)], cached, left: unsent.length - read.length }
 }
 
 /** A summary written for a plan and not recorded yet. */

@@ -39,8 +39,9 @@ export interface SummaryRequest {
   prompt: string
   /**
    * The conversation form (`input: 'conversation'`): the agent's last request's messages, first
-   * and unchanged, then one user message with the instructions (what to summarize, what stays
-   * verbatim, the template). Send it with `request` (the agent's system prompt, tools, tool
+   * and unchanged, then those that arrived since and are summarized (tool outputs cut; those that
+   * stay verbatim after the summary are left out), then one user message with the instructions
+   * (what to summarize, what stays verbatim, the template). Send it with `request` (the agent's system prompt, tools, tool
    * choice). Built when first read. The messages are as the agent's model read them, secrets
    * included (redacting them would change the prefix): only the transcript form is redacted, and
    * only it is given to a summarizer in the transcript form.
@@ -48,8 +49,8 @@ export interface SummaryRequest {
   messages?: ModelMessageLike[]
   /**
    * With `messages`: how many of its leading messages the provider already read, unchanged, in the
-   * agent's last request. A cache breakpoint belongs on the last of them: what follows (messages
-   * that arrived since, the instructions) is read once, so writing it to the cache (1.25× or 2× the
+   * agent's last request. A cache breakpoint belongs on the last of them: what follows (summarized
+   * messages that arrived since, the instructions) is read once, so writing it to the cache (1.25× or 2× the
    * input price on Anthropic) buys nothing. Built with `messages`.
    */
   cachedMessages?: number
