@@ -40,7 +40,10 @@ fn block_len(m: &Message) -> usize {
         Part::Reasoning(r) => r.text.len() + 24,
         Part::Tool(t) => {
             let output = match &t.state {
-                ToolState::Completed { output, .. } => output.len().min(TOOL_OUTPUT_MAX_CHARS * 4 + 64),
+                // A cut output keeps about TOOL_OUTPUT_MAX_CHARS bytes (more only when not ASCII:
+                // the block then grows once, where sizing for four bytes a character would
+                // allocate, and touch, four times what most blocks hold).
+                ToolState::Completed { output, .. } => output.len().min(TOOL_OUTPUT_MAX_CHARS + 64),
                 ToolState::Error { error, .. } => error.len(),
                 _ => 0,
             };
