@@ -1014,7 +1014,11 @@ export declare class Session {
   pins(): Pin[]
   /** Turns of the context (indices into `context()`). */
   turns(): Array<Turn>
-  /** Where the verbatim tail would start if the session were compacted now. */
+  /**
+   * Where the verbatim tail within `preserveRecentTokens` starts (a compaction also keeps the
+   * messages that arrived after the last request recorded with `recordRequest`, unread by the
+   * model, when they fit a quarter of the window).
+   */
   select(): Selection
   /**
    * The context as AI SDK `ModelMessage`s, ready for `generateText` / `streamText`; with

@@ -159,21 +159,30 @@ describe('the AI SDK`s Anthropic provider against a Messages endpoint that repor
     expect(summary.tools).toEqual(previous.tools)
     expect(content(summary.system)).toEqual(content(previous.system))
     expect(summary.tool_choice).toEqual(previous.tool_choice)
-    expect(content(summary.messages.slice(0, previous.messages.length))).toEqual(content(previous.messages))
-    // Anthropic reads back only up to a breakpoint: the last message the agent's previous request
-    // sent has one. What followed (the last step, the instructions) is read once, so it is sent as
-    // plain input instead of being written to the cache at 1.25×.
+    // Its messages are the prefix, block by block: the last step stays verbatim after the summary
+    // (the model had not read its output), so it is left out, and the instructions join the
+    // previous request's last message (Anthropic's alternation).
     type Block = { type: string; cache_control?: unknown }
-    const blocks = (m: unknown) => (m as { content: Block[] }).content
-    expect(blocks(summary.messages[previous.messages.length - 1]).at(-1)?.cache_control).toEqual({ type: 'ephemeral' })
-    expect(summary.messages.slice(previous.messages.length).flatMap(blocks).filter((b) => b.cache_control)).toEqual([])
-    expect(summary.messages.length).toBeGreaterThan(previous.messages.length)
+    const blocks = (body: typeof previous) => promptSegments(body, true).slice(2) as Array<{ block?: Block }>
+    const [sent, asked] = [blocks(previous), blocks(summary)]
+    expect(content(asked.slice(0, sent.length))).toEqual(content(sent))
+    expect(asked.length).toBeGreaterThan(sent.length)
+    // Anthropic reads back only up to a breakpoint: the last block the agent's previous request
+    // sent has one. What follows (the instructions) is read once, so it is sent as plain input
+    // instead of being written to the cache at 1.25×.
+    expect(asked[sent.length - 1]!.block?.cache_control).toEqual({ type: 'ephemeral' })
+    expect(asked.slice(sent.length).filter((b) => b.block?.cache_control)).toEqual([])
     // The provider read the whole previous request from its cache, most of the summary request's input.
     const replay = new PrefixCache()
     const before = replay.read(promptSegments(previous, true))
     const now = replay.read(promptSegments(summary, true))
     expect(now.cached).toBe(before.total)
     expect(now.cached / now.total).toBeGreaterThan(0.7)
+    // The step that arrived after the previous request, whose output the model had not read, is
+    // not summarized: the next request gives it to the model verbatim, after the summary.
+    const next = JSON.stringify(server.requests[at + 1]!.body.messages)
+    expect(next).toContain('audit the billing module')
+    expect(next).toContain(`line 149 of the billing module, entry ${at * 1000 + 149}`)
     // The summary message records the read as the provider reported it.
     expect(compactions.find((c) => c.status === 'compacted')!.messages![1]!.tokens!.cacheRead).toBe(now.cached)
   })

@@ -168,8 +168,7 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
             None => {
                 let seq: Vec<_> = order[protected..].iter().map(|&i| &entries[i]).collect();
                 let cfg = &h.options().compaction;
-                let budget = policy::preserve_recent_budget(&h.options().model, cfg);
-                protected + policy::select(&seq[..], budget, cfg.tail_turns).head_end
+                protected + policy::compaction_tail(&seq[..], &h.options().model, cfg, h.unread_in_context()).head_end
             }
         };
         (protected, end, hidden_from)

@@ -58,7 +58,7 @@ pub fn decide_prune(h: &History, now: Option<f64>, threshold: Threshold) -> Prun
     });
     let rewritten =
         if prune.first_changed.is_some() { prune.tokens_from_first_changed.saturating_sub(unsent) } else { 0 };
-    let tail = h.select().tail_tokens;
+    let tail = h.compaction_selection().tail_tokens;
     let summary = summary_budget(usage.tokens.saturating_sub(tail), h.options().model.limit.context);
     let mut case = PruneCase {
         freed: prune.tokens_freed,

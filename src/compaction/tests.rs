@@ -220,3 +220,29 @@ fn the_plan_never_carries_secrets() {
     assert!(text.contains("[REDACTED:aws-access-key]") && text.contains("[REDACTED:github-token]"));
     assert!(plan.redacted >= 3, "{}", plan.redacted);
 }
+
+#[test]
+fn a_step_the_model_has_not_read_stays_verbatim_when_it_fits_a_quarter_of_the_window() {
+    let mut msgs = Vec::new();
+    for i in 0..4 {
+        msgs.push(user(&format!("u{i}"), &format!("step {i}")));
+        msgs.push(edit(&format!("a{i}"), &format!("src/f{i}.rs"), 300));
+    }
+    let mut h = session(msgs.clone(), 500);
+    h.record_request(None);
+    // The answer to that request: a tool output far over the tail's budget, not read by the model.
+    h.append(edit("big", "src/big.rs", 20_000)).unwrap();
+    let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    assert_eq!(plan.tail_start_id.as_deref(), Some("big"));
+    assert!(!plan.summarized_ids.contains(&"big".to_string()));
+    // Once a request has read it, the tail is the budget's again: the step is summarized.
+    h.record_request(None);
+    let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    assert!(plan.summarized_ids.contains(&"big".to_string()));
+    // A step over a quarter of the window is summarized, read or not.
+    let mut h = session(msgs, 500);
+    h.record_request(None);
+    h.append(edit("huge", "src/huge.rs", 80_000)).unwrap();
+    let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    assert!(plan.summarized_ids.contains(&"huge".to_string()));
+}

@@ -332,7 +332,9 @@ impl Session {
         guard(|| Ok(self.read().turns().into_iter().map(Turn::from).collect()))
     }
 
-    /// Where the verbatim tail would start if the session were compacted now.
+    /// Where the verbatim tail within `preserveRecentTokens` starts (a compaction also keeps the
+    /// messages that arrived after the last request recorded with `recordRequest`, unread by the
+    /// model, when they fit a quarter of the window).
     #[napi]
     pub fn select(&self) -> Result<Selection> {
         guard(|| Ok(self.read().select().into()))

@@ -27,6 +27,22 @@ pub fn preserve_recent_budget(model: &ModelInfo, cfg: &CompactionConfig) -> u64 
     cfg.preserve_recent_tokens.unwrap_or_else(|| (usable(model, cfg) / 4).clamp(2_000, 15_000))
 }
 
+/// The tail a compaction keeps of `seq`, whose last `unread` messages the provider has not read:
+/// `select` within the budget, then `keep_unread` up to a quarter of the usable window (unless
+/// `tail_turns` asks for no tail).
+pub fn compaction_tail<'a, S: Seq<'a> + ?Sized>(
+    seq: &S,
+    model: &ModelInfo,
+    cfg: &CompactionConfig,
+    unread: usize,
+) -> Selection {
+    let sel = select(seq, preserve_recent_budget(model, cfg), cfg.tail_turns);
+    if cfg.tail_turns.is_some_and(|t| t <= 0) {
+        return sel;
+    }
+    keep_unread(seq, sel, unread, usable(model, cfg) / 4)
+}
+
 /// A turn starts at each user message that is not a compaction request.
 pub fn turns(seq: &[&Entry]) -> Vec<Turn> {
     let starts: Vec<usize> = seq.iter().enumerate().filter(|(_, e)| is_turn_start(e)).map(|(i, _)| i).collect();
@@ -155,6 +171,30 @@ pub fn select<'a, S: Seq<'a> + ?Sized>(seq: &S, budget: u64, tail_turns: Option<
     }
 }
 
+/// `sel` moved back so the tail keeps the last `unread` messages of `seq` (those the provider has
+/// not read: the output of the step the model just asked for), from the nearest message at or
+/// before them that may start a tail, when that suffix is at most `cap` tokens. Summarizing them
+/// would hand the model a summary of a result it never saw, from a cut of it, and it would ask for
+/// the result again. Past `cap` (a step about the size of the window) they are summarized.
+pub fn keep_unread<'a, S: Seq<'a> + ?Sized>(seq: &S, sel: Selection, unread: usize, cap: u64) -> Selection {
+    let Some(first_unread) = seq.len().checked_sub(unread).filter(|_| unread > 0) else {
+        return sel;
+    };
+    if sel.head_end <= first_unread {
+        return sel;
+    }
+    match (0..=first_unread).rev().find(|&k| can_start_tail(seq.at(k))) {
+        Some(start) if start > 0 && start < sel.head_end => {
+            let tokens = seq.tokens(start, seq.len());
+            if tokens > cap {
+                return sel;
+            }
+            Selection { head_end: start, tail_start_id: Some(seq.at(start).msg.id.clone()), tail_tokens: tokens }
+        }
+        _ => sel,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -172,5 +212,44 @@ mod tests {
         let expected = [(1, 4, "u1"), (4, 5, "u2")].map(|(start, end, id)| Turn { start, end, id: id.into() });
         assert_eq!(turns, expected);
         assert_eq!(message_turns(Vec::new()), []);
+    }
+
+    #[test]
+    fn keep_unread_keeps_what_the_provider_has_not_read_when_it_fits_the_cap() {
+        let entry = |id: &str, role: &str, tokens: u64| {
+            let msg = json!({"id": id, "role": role, "parts": [{"type": "text", "id": format!("{id}-t"), "text": id}]});
+            Entry { msg: parse_message(msg).unwrap(), parts: Vec::new(), tokens, seen_at: 0.0, reported_tokens: tokens }
+        };
+        // u1 a1 a2 | a3 (a big step the provider has not read)
+        let owned = [
+            entry("u1", "user", 100),
+            entry("a1", "assistant", 100),
+            entry("a2", "assistant", 100),
+            entry("a3", "assistant", 5_000),
+        ];
+        let seq: Vec<&Entry> = owned.iter().collect();
+        let everything = select(&seq[..], 1_000, None);
+        assert_eq!(everything.tail_start_id, None, "the step alone is over the budget");
+        let kept = keep_unread(&seq[..], everything.clone(), 1, 6_000);
+        assert_eq!((kept.head_end, kept.tail_start_id.as_deref(), kept.tail_tokens), (3, Some("a3"), 5_000));
+        // Over the cap, or nothing unread: the budgeted tail as it was.
+        assert_eq!(keep_unread(&seq[..], everything.clone(), 1, 4_999), everything);
+        assert_eq!(keep_unread(&seq[..], everything.clone(), 0, 6_000), everything);
+        // Already in the tail: unchanged.
+        let small = select(&seq[..], 5_050, None);
+        assert_eq!(small.tail_start_id.as_deref(), Some("a3"));
+        assert_eq!(keep_unread(&seq[..], small.clone(), 1, 6_000), small);
+        // Several unread messages: the tail starts at the first of them.
+        let owned = [
+            entry("u1", "user", 100),
+            entry("a1", "assistant", 100),
+            entry("u2", "user", 100),
+            entry("a2", "assistant", 3_000),
+        ];
+        let seq: Vec<&Entry> = owned.iter().collect();
+        let kept = keep_unread(&seq[..], select(&seq[..], 1_000, None), 2, 6_000);
+        assert_eq!(kept.tail_start_id.as_deref(), Some("u2"));
+        // Everything unread: nothing may be kept before the first message, so all is summarized.
+        assert_eq!(keep_unread(&seq[..], select(&seq[..], 1_000, None), 4, 1_000_000).tail_start_id, None);
     }
 }

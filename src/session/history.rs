@@ -527,6 +527,12 @@ impl History {
         policy::select(&self.context_seq(), budget, self.opts.compaction.tail_turns)
     }
 
+    /// The tail a compaction now keeps: `select()`, moved back to keep what the provider has not
+    /// read yet (see `policy::compaction_tail`).
+    pub fn compaction_selection(&self) -> Selection {
+        policy::compaction_tail(&self.context_seq(), &self.opts.model, &self.opts.compaction, self.unread_in_context())
+    }
+
     /// The context read in place, for walks that stop early.
     pub(super) fn context_seq(&self) -> Visible<'_> {
         Visible::new(&self.entries, &self.sums, &self.turn_starts, &self.view.segments)

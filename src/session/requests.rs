@@ -46,6 +46,13 @@ impl History {
         self.last_sent().map_or(0, |sent| self.unsent_after(sent))
     }
 
+    /// How many messages at the end of the context arrived after the last request recorded with
+    /// `record_request` (0 when the newest answer is later: reading it from an answer cannot tell
+    /// whether the answer's own tool output was read by a later step of it).
+    pub fn unread_in_context(&self) -> usize {
+        self.last_sent().filter(|s| s.recorded).map_or(0, |sent| self.unsent_after(sent))
+    }
+
     /// How many messages at the end of the context arrived after `sent`. O(segments of the view).
     pub fn unsent_after(&self, sent: Sent) -> usize {
         let len = self.entries.len();
