@@ -54,7 +54,7 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
   const system = builder.overhead(overhead, session.setOverhead(overhead))
   const caches = { short: new PromptCache(SHORT_TTL), long: new PromptCache(LONG_TTL) }
   const totals = { short: tally(), long: tally() }
-  const out = { requests: 0, prompt: 0, output: 0, compactions: 0, prunes: 0, summaryCalls: 0, conversationCalls: 0, summaryOutput: 0, failures: 0 }
+  const out = { requests: 0, prompt: 0, output: 0, compactions: 0, unreadSummarized: 0, prunes: 0, summaryCalls: 0, conversationCalls: 0, summaryOutput: 0, failures: 0 }
   let now = trace.messages[0]?.time?.created ?? 0
 
   // The prompt as last built, and the messages appended since (undefined: rebuild it whole).
@@ -143,8 +143,11 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
       prompt = undefined
     }
     const step = await auto.afterStep()
-    if (step.compaction?.status === 'compacted') out.compactions++
-    else if (step.compaction?.status === 'failed') out.failures++
+    if (step.compaction?.status === 'compacted') {
+      out.compactions++
+      // The answer just appended (its tool output not read by the model yet) was summarized.
+      if (!session.context().some((c) => c.id === m.id)) out.unreadSummarized++
+    } else if (step.compaction?.status === 'failed') out.failures++
     // Anything but this append (a compaction's messages, a prune) means building the prompt anew.
     if (step.compaction || step.pruned || session.length !== length + 1) prompt = undefined
   }

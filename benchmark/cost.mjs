@@ -73,6 +73,7 @@ function bill(r, p) {
     readShare: (c.read + c.summaryRead) / inputTokens,
     breaks: c.breaks,
     compactions: r.compactions,
+    unreadSummarized: r.unreadSummarized,
     prunes: r.prunes,
   }
 }
@@ -129,6 +130,7 @@ function summarize(set, policy, p) {
     readShare: mean(bills.map((b) => b.readShare)),
     breaks: mean(bills.map((b) => b.breaks)),
     compactions: mean(bills.map((b) => b.compactions)),
+    unreadSummarized: mean(bills.map((b) => b.unreadSummarized)),
     prunes: mean(bills.map((b) => b.prunes)),
   }
 }
@@ -140,8 +142,8 @@ const num = (x) => (Number.isInteger(x) ? String(x) : x.toFixed(1))
 
 function table(set) {
   const rows = [
-    '| pricing | policy | cost per task | vs compaction-only | input read from cache | cache breaks | compactions | prunes | summary calls |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| pricing | policy | cost per task | vs compaction-only | input read from cache | cache breaks | compactions | of them summarizing an unread output | prunes | summary calls |',
+    '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
   ]
   for (const p of PRICINGS) {
     const base = summarize(set, 'compaction-only', p).cost
@@ -149,7 +151,7 @@ function table(set) {
       const s = summarize(set, name, p)
       const cached = caches(p)
       rows.push(
-        `| ${p.name} | ${name} | ${money(s.cost)} | ${(s.cost / base).toFixed(3)}× | ${cached ? pct(s.readShare) : '—'} | ${cached ? num(s.breaks) : '—'} | ${num(s.compactions)} | ${num(s.prunes)} | ${money(s.summary)} (${pct(s.summaryShare)}) |`,
+        `| ${p.name} | ${name} | ${money(s.cost)} | ${(s.cost / base).toFixed(3)}× | ${cached ? pct(s.readShare) : '—'} | ${cached ? num(s.breaks) : '—'} | ${num(s.compactions)} | ${num(s.unreadSummarized)} | ${num(s.prunes)} | ${money(s.summary)} (${pct(s.summaryShare)}) |`,
       )
     }
   }
@@ -237,7 +239,7 @@ function render(sets, { probe, calls, warnings, seconds }) {
     '',
     `${new Date().toISOString()}, commit ${commit()}, Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${seconds.toFixed(0)} s${quick ? ' (`--quick`)' : ''}.`,
     '',
-    'Each trace is replayed through a native `Session` (o200k counting) and an `AutoCompactor` with the offline `extractiveSummarizer()` wrapped as an LLM summarizer would be called. Every assistant message is one request: its input is the context as sent (system prompt and tool definitions, then `session.toModelMessages()` before the message is appended), its output the message. The provider cache reads the longest prefix, in whole messages, shared with an earlier request still alive (5 minutes or 1 hour since last used, from the trace timestamps) and writes the rest. A summary request in the conversation form (`req.messages`) goes through the same cache; in the transcript form (`system` + `prompt`) it is billed uncached; its output at the output price. A cache break is a request that reads less than the whole previous request.',
+    'Each trace is replayed through a native `Session` (o200k counting) and an `AutoCompactor` with the offline `extractiveSummarizer()` wrapped as an LLM summarizer would be called. Every assistant message is one request: its input is the context as sent (system prompt and tool definitions, then `session.toModelMessages()` before the message is appended), its output the message. The provider cache reads the longest prefix, in whole messages, shared with an earlier request still alive (5 minutes or 1 hour since last used, from the trace timestamps) and writes the rest. A summary request in the conversation form (`req.messages`) goes through the same cache; in the transcript form (`system` + `prompt`) it is billed uncached; its output at the output price. A cache break is a request that reads less than the whole previous request. A compaction summarizing an unread output summarized the answer just appended, whose tool output no request had sent to the model yet: the model gets a summary of a result it never saw, and a real agent would run the tool again, which a replay does not bill.',
     '',
     `Prices (USD per million tokens; ${PRICES_SOURCE}):`,
     '',
