@@ -1300,6 +1300,12 @@ export interface PruneDecision {
    * compactions as at `threshold` (`AutoCompactor`'s `compactAt: 'cost'`).
    */
   cheapestThreshold: number
+  /**
+   * A compaction due at `threshold` costs less after one more request: the step that just
+   * arrived is large and unread (the model reads it, then the summary can take it), and the
+   * window has room (`AutoCompactor` waits, under the `cache` policy).
+   */
+  deferCompaction: boolean
   /** Tokens the prune frees. */
   freed: number
   /** Tokens of the last request that the provider would write again. */

@@ -244,4 +244,57 @@ describe('the compaction threshold by the same arithmetic', () => {
     expect(compacted).toBeDefined()
     expect(compacted!).toBeLessThan(s.usage().usable)
   })
+
+  it('waits one step when the step that reached the threshold is large and unread, and compacts once the model has read it', async () => {
+    const clock = () => T0 + 1_000 * MINUTE
+    /** A session grown by turns (every answer after a recorded request) to `below` tokens under the cheapest threshold. */
+    const grown = async (below: number) => {
+      const s = sessionOf([], options({ pruneProtect: 100_000 }))
+      const auto = new AutoCompactor(s, { summarizer, clock })
+      for (let t = 0; s.usage().tokens < s.decidePrune({ threshold: 'cost' }).cheapestThreshold - below; t++) {
+        for (const m of turnsFrom(t, 1, T0 + t * MINUTE, 300)) {
+          if (m.role === 'assistant') s.recordRequest(m.time!.created)
+          s.append(m)
+        }
+        expect((await auto.afterStep()).compaction).toBeUndefined()
+      }
+      s.append(user('ask', 'Read the whole log.', { time: { created: T0 + 500 * MINUTE } }))
+      s.recordRequest(T0 + 500 * MINUTE)
+      return { s, auto }
+    }
+    const step = (id: string, words: number) =>
+      assistant(id, [tool('bash', { status: 'completed', input: { command: 'cat log' }, output: filler(words, id), time: { start: 1, end: 2 } })], {
+        time: { created: T0 + 501 * MINUTE, completed: T0 + 501 * MINUTE + 1 },
+      })
+
+    // A large output takes the context past the threshold, the model has not read it: wait.
+    const { s, auto } = await grown(1_000)
+    s.append(step('big', 3_000))
+    expect(s.usage().tokens).toBeGreaterThanOrEqual(s.decidePrune({ threshold: 'cost' }).cheapestThreshold)
+    expect(s.isOverflow()).toBe(false)
+    expect(s.decidePrune({ threshold: 'cost' }).deferCompaction).toBe(true)
+    const waited = await auto.afterStep()
+    expect(waited.deferred).toBe(true)
+    expect(waited.compaction).toBeUndefined()
+    // The next request sends it; the answer that follows is short: now the compaction runs.
+    s.recordRequest(T0 + 502 * MINUTE)
+    s.append(assistant('done', 'The log shows one failure.', { time: { created: T0 + 502 * MINUTE } }))
+    expect(s.decidePrune({ threshold: 'cost' }).deferCompaction).toBe(false)
+    const next = await auto.afterStep()
+    expect(next.deferred).toBeUndefined()
+    expect(next.compaction?.status).toBe('compacted')
+
+    // Over the window, nothing waits: there is no room for another request.
+    const full = await grown(1_000)
+    full.s.append(step('huge', 60_000))
+    expect(full.s.isOverflow()).toBe(true)
+    expect(full.s.decidePrune({ threshold: 'cost' }).deferCompaction).toBe(false)
+    expect((await full.auto.afterStep()).compaction?.status).toBe('compacted')
+
+    // Another policy never waits.
+    const other = await grown(1_000)
+    other.s.append(step('big', 3_000))
+    const tier = new AutoCompactor(other.s, { summarizer, prune: 'tier', compactAt: 'cost', clock })
+    expect((await tier.afterStep()).compaction?.status).toBe('compacted')
+  })
 })

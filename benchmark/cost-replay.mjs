@@ -12,6 +12,13 @@ const LONG_TTL = PRICINGS[1].ttlMs
  * library's default, given the trace's clock and the prices.
  */
 export const THRESHOLDS = [0.5, 0.6, 0.7, 0.8, 0.9]
+/** The finer grid the default is held against ("compaction-only at any threshold"): 0.5 to 0.975 by 0.025. */
+export const FINE_THRESHOLDS = Array.from({ length: 20 }, (_, k) => Number((0.5 + 0.025 * k).toFixed(3)))
+/** Compaction-only at the thresholds of the fine grid not in `THRESHOLDS`: replayed for the targets, not tabled. */
+export const RIVALS = FINE_THRESHOLDS.filter((at) => !THRESHOLDS.includes(at)).map((at) => ({
+  name: `compaction-only@${at}`,
+  auto: { prune: false, compactAt: at },
+}))
 export const POLICIES = [
   { name: 'compaction-only', auto: { prune: false } },
   ...THRESHOLDS.map((at) => ({ name: `compaction-only@${at}`, auto: { prune: false, compactAt: at } })),
@@ -30,6 +37,11 @@ function outputTokens(m) {
     else if (p.type === 'tool') text += p.tool + JSON.stringify(p.state?.input ?? null)
   }
   return countTokens(text, 'o200k')
+}
+
+/** Tokens of an assistant message's tool outputs (what the model reads of its tool calls). */
+function toolOutputTokens(m) {
+  return m.parts.reduce((n, p) => n + (p.type === 'tool' && typeof p.state?.output === 'string' ? countTokens(p.state.output, 'o200k') : 0), 0)
 }
 
 /** What one replay measured, per cache lifetime (`short`: 5 minutes, `long`: 1 hour). */
@@ -54,7 +66,7 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
   const system = builder.overhead(overhead, session.setOverhead(overhead))
   const caches = { short: new PromptCache(SHORT_TTL), long: new PromptCache(LONG_TTL) }
   const totals = { short: tally(), long: tally() }
-  const out = { requests: 0, prompt: 0, output: 0, compactions: 0, unreadSummarized: 0, prunes: 0, summaryCalls: 0, conversationCalls: 0, summaryOutput: 0, failures: 0 }
+  const out = { requests: 0, prompt: 0, output: 0, compactions: 0, unreadSummarized: 0, rerun: 0, prunes: 0, summaryCalls: 0, conversationCalls: 0, summaryOutput: 0, failures: 0 }
   let now = trace.messages[0]?.time?.created ?? 0
 
   // The prompt as last built, and the messages appended since (undefined: rebuild it whole).
@@ -145,8 +157,13 @@ export async function replay(trace, policy, { model, overhead, pricing, summaryI
     const step = await auto.afterStep()
     if (step.compaction?.status === 'compacted') {
       out.compactions++
-      // The answer just appended (its tool output not read by the model yet) was summarized.
-      if (!session.context().some((c) => c.id === m.id)) out.unreadSummarized++
+      // The answer just appended (its tool output not read by the model yet) was summarized: an
+      // agent runs the tool again and the model reads the output once more (`rerun`, billed as
+      // those tokens written to the cache, the least that reading costs).
+      if (!session.context().some((c) => c.id === m.id)) {
+        out.unreadSummarized++
+        out.rerun += toolOutputTokens(m)
+      }
     } else if (step.compaction?.status === 'failed') out.failures++
     // Anything but this append (a compaction's messages, a prune) means building the prompt anew.
     if (step.compaction || step.pruned || session.length !== length + 1) prompt = undefined

@@ -4,7 +4,7 @@
 // cache, prints a Markdown report, writes it to benchmark/cost.md, and evaluates issue 18's targets.
 //
 //   node benchmark/cost.mjs            # 150, 500 and 1,500 messages × 3 seeds, and the corpus
-//   node benchmark/cost.mjs --quick    # 150 and 500 messages × 1 seed, 3 corpus sessions
+//   node benchmark/cost.mjs --quick    # 150 and 500 messages × 1 seed, 3 corpus sessions, no fine grid
 //   node benchmark/cost.mjs --check    # also compare each step's prompt with toModelMessages()
 //   node benchmark/cost.mjs --transcript  # summary requests in the transcript form
 import { execFileSync } from 'node:child_process'
@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Session } from '../dist/index.js'
 import { PRICINGS, PRICES_SOURCE, PromptBuilder, caches, usd } from './cost-cache.mjs'
-import { POLICIES, THRESHOLDS, replay } from './cost-replay.mjs'
+import { FINE_THRESHOLDS, POLICIES, RIVALS, replay } from './cost-replay.mjs'
 import { agentOverhead, corpusTraces, generateTrace } from './cost-traces.mjs'
 import { log } from './timing.mjs'
 
@@ -23,6 +23,9 @@ const quick = process.argv.includes('--quick')
 const check = process.argv.includes('--check')
 // The default's summary requests as the agent's own conversation (read from its cache) unless `--transcript`.
 const summaryInput = process.argv.includes('--transcript') ? 'transcript' : 'conversation'
+// Every policy tabled, and (unless `--quick`) compaction-only on the fine threshold grid for the targets.
+const REPLAYED = quick ? POLICIES : [...POLICIES, ...RIVALS]
+const GRID = quick ? POLICIES.filter((p) => p.name.startsWith('compaction-only@')).map((p) => Number(p.name.split('@')[1])) : FINE_THRESHOLDS
 
 // gpt-4o counted with o200k; a 200k window for the generated traces (as the issue measured), and
 // gpt-4o's own 128k for the corpus, whose sessions are shorter (with 200k only 8 of them overflow).
@@ -66,9 +69,10 @@ function bill(r, p) {
   const input = usd(p, { read: c.read, written: c.written })
   const output = usd(p, { output: r.output })
   const summary = usd(p, { read: c.summaryRead, written: c.summaryWritten, uncached: c.summaryUncached, output: r.summaryOutput })
+  const rerun = usd(p, { written: r.rerun })
   const inputTokens = c.read + c.written + c.summaryRead + c.summaryWritten + c.summaryUncached
   return {
-    usd: input + output + summary,
+    usd: input + output + summary + rerun,
     summary,
     readShare: (c.read + c.summaryRead) / inputTokens,
     breaks: c.breaks,
@@ -85,7 +89,7 @@ async function run(sets) {
   const probe = {}
   const calls = { summary: 0, conversation: 0 }
   const warnings = [] // replays whose compactions failed or whose breaker tripped
-  const total = sets.reduce((n, s) => n + s.traces.length, 0) * POLICIES.length
+  const total = sets.reduce((n, s) => n + s.traces.length, 0) * REPLAYED.length
   let done = 0
   const started = Date.now()
   for (const set of sets) {
@@ -93,7 +97,7 @@ async function run(sets) {
     for (const trace of set.traces) {
       const byPolicy = {}
       const builder = new PromptBuilder() // token counts by message hash, shared by the trace's replays
-      for (const policy of POLICIES) {
+      for (const policy of REPLAYED) {
         process.stderr.write(`\r\x1b[K[cost] ${++done}/${total} ${set.name}: ${trace.name} (${trace.messages.length} messages), ${policy.name} — ${((Date.now() - started) / 1000).toFixed(0)} s`)
         const options = { model: set.model, overhead, check, builder, summaryInput }
         const first = await replay(trace, policy, { ...options, pricing: PRICINGS[0], probe: policy.aware ? probe : {} })
@@ -189,7 +193,7 @@ function targets(set) {
     const oc = summarize(set, 'opencode', p)
     line(d.cost <= 0.85 * oc.cost, `${p.name}: ≥ 15% less than opencode's rule — ${vs(oc)}`)
     line(d.cost <= only.cost, `${p.name}: no more than compaction-only — ${vs(only)}`)
-    const family = [['compaction-only', only], ...THRESHOLDS.map((at) => [`compaction-only@${at}`, summarize(set, `compaction-only@${at}`, p)])]
+    const family = [['compaction-only', only], ...GRID.map((at) => [`compaction-only@${at}`, summarize(set, `compaction-only@${at}`, p)])]
     const rivals = family.filter(([, s]) => s.compactions <= d.compactions).sort((a, b) => a[1].cost - b[1].cost)
     if (rivals.length === 0) {
       const rarest = family.reduce((a, b) => (b[1].compactions < a[1].compactions ? b : a))
@@ -239,7 +243,7 @@ function render(sets, { probe, calls, warnings, seconds }) {
     '',
     `${new Date().toISOString()}, commit ${commit()}, Node ${process.version}, ${os.cpus()[0]?.model ?? 'cpu'} × ${os.cpus().length}, ${seconds.toFixed(0)} s${quick ? ' (`--quick`)' : ''}.`,
     '',
-    'Each trace is replayed through a native `Session` (o200k counting) and an `AutoCompactor` with the offline `extractiveSummarizer()` wrapped as an LLM summarizer would be called. Every assistant message is one request: its input is the context as sent (system prompt and tool definitions, then `session.toModelMessages()` before the message is appended), its output the message. The provider cache reads the longest prefix, in whole messages, shared with an earlier request still alive (5 minutes or 1 hour since last used, from the trace timestamps) and writes the rest. A summary request in the conversation form (`req.messages`) goes through the same cache; in the transcript form (`system` + `prompt`) it is billed uncached; its output at the output price. A cache break is a request that reads less than the whole previous request. A compaction summarizing an unread output summarized the answer just appended, whose tool output no request had sent to the model yet: the model gets a summary of a result it never saw, and a real agent would run the tool again, which a replay does not bill.',
+    'Each trace is replayed through a native `Session` (o200k counting) and an `AutoCompactor` with the offline `extractiveSummarizer()` wrapped as an LLM summarizer would be called. Every assistant message is one request: its input is the context as sent (system prompt and tool definitions, then `session.toModelMessages()` before the message is appended), its output the message. The provider cache reads the longest prefix, in whole messages, shared with an earlier request still alive (5 minutes or 1 hour since last used, from the trace timestamps) and writes the rest. A summary request in the conversation form (`req.messages`) goes through the same cache; in the transcript form (`system` + `prompt`) it is billed uncached; its output at the output price. A cache break is a request that reads less than the whole previous request. A compaction summarizing an unread output summarized the answer just appended, whose tool output no request had sent to the model yet: the model gets a summary of a result it never saw, and a real agent runs the tool again; the replay bills that as the output's tokens written to the cache once (the least the model reading it again costs; at the input price without a cache).',
     '',
     `Prices (USD per million tokens; ${PRICES_SOURCE}):`,
     '',
@@ -251,6 +255,7 @@ function render(sets, { probe, calls, warnings, seconds }) {
     }),
     '',
     'Policies: `compaction-only` never prunes and compacts on overflow (`prune: false`), `@x` at `compactAt: x`; `opencode` runs `session.prune()` after every step; `tier` is `prune: true` (prune at the prune tier); `pi` never prunes, compacts at window − 16,384 and keeps 20,000 recent tokens (`reserved`, `preserveRecentTokens`; the session\'s own reserve for these models is also 16,384, so pi differs in its tail, 15,000 tokens by default); `default` passes no policy option, only the trace clock (`clock`); every session is given the prices and the cache lifetime (`model.cost`, `cache.ttl`).',
+    `The targets hold the default against compaction-only at ${quick ? 'the tabled thresholds (`--quick`)' : `every threshold from ${GRID[0]} to ${GRID[GRID.length - 1]} by 0.025 (those not tabled are replayed for the targets only)`}.`,
     `Summary requests: ${summaryInput === 'transcript' ? 'every policy sends them as a transcript (`--transcript`)' : "the peers' recipes send them as a transcript (today's `compact()`, pi, opencode: `summaryInput: 'transcript'`), the default as the agent's own conversation (`summaryInput: 'conversation'`, what the AI SDK integration does when the summarizer is the agent's model)"}; ${calls.conversation} of ${calls.summary} were sent in the conversation form.`,
     `Default policy, probed at run time: the clock was ${probe.clock ? '' : 'never '}read, the session ${probe.sessionPrices ? 'kept the prices (the default was replayed once per pricing)' : 'ignored the prices (one replay serves every pricing)'}${probe.recorded ? ', each request was recorded (`session.recordRequest`)' : ''}.`,
     ...(warnings.length > 0 ? ['', 'Automatic compaction did not run as configured in:', '', ...warnings.map((w) => `- ${w}`)] : []),

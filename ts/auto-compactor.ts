@@ -60,7 +60,9 @@ export interface AutoCompactorOptions
    * `'cost'`: at the threshold that costs least per request with the provider's prompt cache
    * (`decidePrune().cheapestThreshold`, never below `S + 0.6 (window − S)`, `S` the size after a
    * compaction, so at most 1.67× as many compactions: each summary loses detail). Default:
-   * `'cost'` under the `cache` prune policy (the default), else at overflow (`1`).
+   * `'cost'` under the `cache` prune policy (the default), else at overflow (`1`). Under the
+   * `cache` policy a compaction due below the window waits one step when the step that just
+   * arrived is large and the model has not read it yet (`AfterStepResult.deferred`).
    */
   compactAt?: number | 'cost'
   /**
@@ -94,6 +96,11 @@ export interface AfterStepResult {
   skipped?: string
   /** The compaction recorded a summary written ahead (`speculateAt`), without waiting for the summarizer. */
   speculative?: boolean
+  /**
+   * A compaction was due at the threshold and waits for the next step (the `cache` policy): the
+   * step that just arrived is large and the model has not read it yet (`PruneDecision.deferCompaction`).
+   */
+  deferred?: boolean
 }
 
 interface Speculation {
@@ -283,7 +290,12 @@ export class AutoCompactor {
       } else if (policy === 'cache' && !due && decision?.prune) {
         usage = this.#prune(out, decision) ?? usage
       }
-      if (!due || (!overflow && options.force !== true && !this.#due(usage))) {
+      // Under the cost policy, a compaction due at the threshold waits one request when the step
+      // that just arrived is large and unread (`decision.deferCompaction`, the window has room):
+      // the model reads it first, and the summary can take it.
+      const waits = policy === 'cache' && !overflow && options.force !== true && decision?.deferCompaction === true
+      if (!due || (!overflow && options.force !== true && !this.#due(usage)) || waits) {
+        if (due && waits) out.deferred = true
         this.#speculate(usage, options.lastRequest)
         return out
       }

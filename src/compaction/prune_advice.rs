@@ -77,7 +77,9 @@ pub fn decide_prune(h: &History, now: Option<f64>, threshold: Threshold) -> Prun
         Threshold::Tokens(t) => t,
         Threshold::Cost(_) => cheapest,
     };
-    let advice = PruneAdvice { cheapest_threshold: cheapest, ..advise_prune(&case, &model) };
+    let mut advice = PruneAdvice { cheapest_threshold: cheapest, ..advise_prune(&case, &model) };
+    // Waiting for one more request needs room for it in the window.
+    advice.defer_compaction &= !h.is_overflow();
     PruneDecision { advice, case, prune }
 }
 

@@ -53,6 +53,8 @@ pub struct PruneAdvice {
     pub compaction: f64,
     /// The compaction threshold that costs least per request (see `cheapest_threshold`).
     pub cheapest_threshold: u64,
+    /// A compaction due at the threshold costs less one request later (see `defer_compaction`).
+    pub defer_compaction: bool,
 }
 
 const PER_TOKEN: f64 = 1e-6;
@@ -80,6 +82,7 @@ pub fn advise_prune(case: &PruneCase, m: &CacheModel) -> PruneAdvice {
     let next_request = if case.warm { (c - unsent) * m.read + unsent * m.write } else { c * m.write };
     PruneAdvice {
         cheapest_threshold: cheapest_threshold(case, m),
+        defer_compaction: defer_compaction(case, m),
         prune: case.freed > 0 && saving > cost,
         saving: saving * PER_TOKEN,
         cost: cost * PER_TOKEN,
@@ -106,6 +109,26 @@ pub fn cheapest_threshold(case: &PruneCase, m: &CacheModel) -> u64 {
     let compaction = s * m.write + t * per_request + case.summary_output as f64 * m.output;
     let best = s + (2.0 * g * compaction / per_request).sqrt();
     best.clamp(s + MIN_CYCLE * (t - s), t) as u64
+}
+
+/// Whether a compaction due at the threshold (`c >= T`, the window not reached) costs less one
+/// request later. The newest `U` tokens (`unsent`, the step that just arrived) have not been read
+/// by the model. Compacting now, the summary request reads them as plain input, and the tail keeps
+/// them verbatim (or the summary reports an output the model never saw) through the next cycle,
+/// about `k = (T − S) / g` requests. Waiting sends the context once more, `c − U` read from the
+/// cache (the write of `U` happens either way); then the model has read them, the summary request
+/// reads them from the cache, and the compaction may summarize them. Waiting pays when
+/// `U (input / read + k + 1) > c`: a step larger than the growth of a request or so, whatever the
+/// cache. Whether one more request fits the window is the caller's to check.
+pub fn defer_compaction(case: &PruneCase, m: &CacheModel) -> bool {
+    let read = if m.caches() { m.read } else { m.input };
+    if read <= 0.0 || case.unsent == 0 || case.context < case.threshold {
+        return false;
+    }
+    let u = case.unsent.min(case.context) as f64;
+    let s = (case.after_compaction as f64).min(case.threshold as f64);
+    let k = ((case.threshold as f64 - s) / case.growth.max(1) as f64).max(1.0);
+    u * (m.input / read + k + 1.0) > case.context as f64
 }
 
 #[cfg(test)]
@@ -190,6 +213,24 @@ mod tests {
         let b = 30_000.0 * 1.25 + 180_000.0 * 0.1 + 8_000.0 * 5.0;
         let want = 30_000.0 + (2.0 * 5_000.0 * b / 0.1_f64).sqrt();
         assert_eq!(advise_prune(&c, &m).cheapest_threshold, want as u64);
+    }
+
+    #[test]
+    fn a_compaction_waits_for_the_model_to_read_a_large_step() {
+        for m in [anthropic(), no_cache()] {
+            let due = PruneCase { context: 185_000, ..case(0, true) };
+            // k = (180k - 30k) / 2k = 75 requests: with Anthropic's input / read = 10, waiting pays
+            // from U > 185k / 86 ≈ 2.2k tokens; with no cache (ratio 1), from 185k / 77 ≈ 2.4k.
+            assert!(defer_compaction(&PruneCase { unsent: 2_500, ..due }, &m));
+            assert!(!defer_compaction(&PruneCase { unsent: 2_100, ..due }, &m));
+            // Nothing unread, or not due yet: nothing to wait for.
+            assert!(!defer_compaction(&PruneCase { unsent: 0, ..due }, &m));
+            assert!(!defer_compaction(&PruneCase { unsent: 50_000, context: 170_000, ..due }, &m));
+        }
+        assert!(
+            advise_prune(&PruneCase { unsent: 30_000, context: 185_000, ..case(0, true) }, &anthropic())
+                .defer_compaction
+        );
     }
 
     #[test]

@@ -211,6 +211,10 @@ pub struct PruneDecision {
     /// The compaction threshold (tokens) that costs least per request, at most twice as many
     /// compactions as at `threshold` (`AutoCompactor`'s `compactAt: 'cost'`).
     pub cheapest_threshold: f64,
+    /// A compaction due at `threshold` costs less after one more request: the step that just
+    /// arrived is large and unread (the model reads it, then the summary can take it), and the
+    /// window has room (`AutoCompactor` waits, under the `cache` policy).
+    pub defer_compaction: bool,
     /// Tokens the prune frees.
     pub freed: f64,
     /// Tokens of the last request that the provider would write again.
@@ -239,6 +243,7 @@ impl From<CoreDecision> for PruneDecision {
             next_request: d.advice.next_request,
             compaction: d.advice.compaction,
             cheapest_threshold: d.advice.cheapest_threshold as f64,
+            defer_compaction: d.advice.defer_compaction,
             freed: c.freed as f64,
             rewritten: c.rewritten as f64,
             warm: c.warm,
