@@ -247,9 +247,9 @@ describe('the compaction threshold by the same arithmetic', () => {
 
   it('waits one step when the step that reached the threshold is large and unread, and compacts once the model has read it', async () => {
     const clock = () => T0 + 1_000 * MINUTE
-    /** A session grown by turns (every answer after a recorded request) to `below` tokens under the cheapest threshold. */
-    const grown = async (below: number) => {
-      const s = sessionOf([], options({ pruneProtect: 100_000 }))
+    /** A session grown by turns (every answer after a recorded request) to `below` tokens under the cheapest threshold; the tail keeps `tail` tokens. */
+    const grown = async (below: number, tail = 2_000) => {
+      const s = sessionOf([], options({ pruneProtect: 100_000, preserveRecentTokens: tail }))
       const auto = new AutoCompactor(s, { summarizer, clock })
       for (let t = 0; s.usage().tokens < s.decidePrune({ threshold: 'cost' }).cheapestThreshold - below; t++) {
         for (const m of turnsFrom(t, 1, T0 + t * MINUTE, 300)) {
@@ -267,7 +267,8 @@ describe('the compaction threshold by the same arithmetic', () => {
         time: { created: T0 + 501 * MINUTE, completed: T0 + 501 * MINUTE + 1 },
       })
 
-    // A large output takes the context past the threshold, the model has not read it: wait.
+    // A large output takes the context past the threshold, the model has not read it, and after
+    // one more step the tail would no longer keep it: wait.
     const { s, auto } = await grown(1_000)
     s.append(step('big', 3_000))
     expect(s.usage().tokens).toBeGreaterThanOrEqual(s.decidePrune({ threshold: 'cost' }).cheapestThreshold)
@@ -290,6 +291,12 @@ describe('the compaction threshold by the same arithmetic', () => {
     expect(full.s.isOverflow()).toBe(true)
     expect(full.s.decidePrune({ threshold: 'cost' }).deferCompaction).toBe(false)
     expect((await full.auto.afterStep()).compaction?.status).toBe('compacted')
+
+    // A tail that keeps the step after one more anyway: waiting gains nothing.
+    const kept = await grown(1_000, 15_000)
+    kept.s.append(step('big', 3_000))
+    expect(kept.s.decidePrune({ threshold: 'cost' }).deferCompaction).toBe(false)
+    expect((await kept.auto.afterStep()).compaction?.status).toBe('compacted')
 
     // Another policy never waits.
     const other = await grown(1_000)

@@ -4,6 +4,7 @@ use serde::Deserialize;
 
 use super::summary_budget;
 use crate::cost::{advise_prune, cheapest_threshold, PruneAdvice, PruneCase};
+use crate::policy;
 use crate::session::{History, PruneOutcome};
 
 /// Where the decision assumes the next compaction runs.
@@ -58,6 +59,7 @@ pub fn decide_prune(h: &History, now: Option<f64>, threshold: Threshold) -> Prun
     });
     let rewritten =
         if prune.first_changed.is_some() { prune.tokens_from_first_changed.saturating_sub(unsent) } else { 0 };
+    let (model_info, cfg) = (&h.options().model, &h.options().compaction);
     let tail = h.compaction_selection().tail_tokens;
     let summary = summary_budget(usage.tokens.saturating_sub(tail), h.options().model.limit.context);
     let mut case = PruneCase {
@@ -70,6 +72,8 @@ pub fn decide_prune(h: &History, now: Option<f64>, threshold: Threshold) -> Prun
         growth: h.growth_per_request(),
         summary_output: summary,
         unsent,
+        tail_budget: policy::preserve_recent_budget(model_info, cfg),
+        unread_cap: policy::unread_cap(model_info, cfg),
     };
     let cheapest = cheapest_threshold(&case, &model);
     case.threshold = match threshold {

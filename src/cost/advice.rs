@@ -35,6 +35,10 @@ pub struct PruneCase {
     pub summary_output: u64,
     /// Tokens of the context the provider has not received yet (appended since the last request).
     pub unsent: u64,
+    /// `P`: tokens the tail a compaction keeps holds by its budget (`preserveRecentTokens`).
+    pub tail_budget: u64,
+    /// Tokens of unread messages the tail keeps past its budget (a quarter of the usable window).
+    pub unread_cap: u64,
 }
 
 /// The decision and its terms, in USD (prices per million tokens).
@@ -82,7 +86,7 @@ pub fn advise_prune(case: &PruneCase, m: &CacheModel) -> PruneAdvice {
     let next_request = if case.warm { (c - unsent) * m.read + unsent * m.write } else { c * m.write };
     PruneAdvice {
         cheapest_threshold: cheapest_threshold(case, m),
-        defer_compaction: defer_compaction(case, m),
+        defer_compaction: defer_compaction(case),
         prune: case.freed > 0 && saving > cost,
         saving: saving * PER_TOKEN,
         cost: cost * PER_TOKEN,
@@ -112,23 +116,30 @@ pub fn cheapest_threshold(case: &PruneCase, m: &CacheModel) -> u64 {
 }
 
 /// Whether a compaction due at the threshold (`c >= T`, the window not reached) costs less one
-/// request later. The newest `U` tokens (`unsent`, the step that just arrived) have not been read
-/// by the model. Compacting now, the summary request reads them as plain input, and the tail keeps
-/// them verbatim (or the summary reports an output the model never saw) through the next cycle,
-/// about `k = (T − S) / g` requests. Waiting sends the context once more, `c − U` read from the
-/// cache (the write of `U` happens either way); then the model has read them, the summary request
-/// reads them from the cache, and the compaction may summarize them. Waiting pays when
-/// `U (input / read + k + 1) > c`: a step larger than the growth of a request or so, whatever the
-/// cache. Whether one more request fits the window is the caller's to check.
-pub fn defer_compaction(case: &PruneCase, m: &CacheModel) -> bool {
-    let read = if m.caches() { m.read } else { m.input };
-    if read <= 0.0 || case.unsent == 0 || case.context < case.threshold {
+/// request later. The newest `U` tokens (`unsent`, the step that just arrived) have not been read by
+/// the model, so a compaction now keeps them in the tail (up to `unread_cap`; beyond it, it
+/// summarizes an output the model never saw, and the agent will run the tool again). Waiting sends
+/// the context once more, then compacts with the model having read them: the tail no longer needs
+/// them once the next step (`g` tokens on average) leaves them outside its budget `P`. Request by
+/// request, waiting reads `c − S − U` more at the next request and `U` less at each of the about
+/// `k = (T − S) / g` that follow until the next compaction (the summary request reads `U` more from
+/// the cache, the writes are the same), so it pays when `U k > c − S`: right at the threshold, a
+/// step larger than a request's average growth. Prices cancel out. Whether one more request fits
+/// the window is the caller's to check.
+pub fn defer_compaction(case: &PruneCase) -> bool {
+    if case.unsent == 0 || case.context < case.threshold {
         return false;
     }
-    let u = case.unsent.min(case.context) as f64;
-    let s = (case.after_compaction as f64).min(case.threshold as f64);
-    let k = ((case.threshold as f64 - s) / case.growth.max(1) as f64).max(1.0);
-    u * (m.input / read + k + 1.0) > case.context as f64
+    let u = case.unsent.min(case.context);
+    if u + case.growth <= case.tail_budget {
+        return false; // the tail keeps it either way
+    }
+    if u > case.unread_cap {
+        return true; // compacting now summarizes it unread
+    }
+    let s = case.after_compaction.min(case.threshold) as f64;
+    let k = (case.threshold as f64 - s) / case.growth.max(1) as f64;
+    u as f64 * k > case.context as f64 - s
 }
 
 #[cfg(test)]
@@ -156,6 +167,8 @@ mod tests {
             growth: 2_000,
             summary_output: 8_000,
             unsent: 4_000,
+            tail_budget: 15_000,
+            unread_cap: 45_000,
         }
     }
 
@@ -217,20 +230,20 @@ mod tests {
 
     #[test]
     fn a_compaction_waits_for_the_model_to_read_a_large_step() {
-        for m in [anthropic(), no_cache()] {
-            let due = PruneCase { context: 185_000, ..case(0, true) };
-            // k = (180k - 30k) / 2k = 75 requests: with Anthropic's input / read = 10, waiting pays
-            // from U > 185k / 86 ≈ 2.2k tokens; with no cache (ratio 1), from 185k / 77 ≈ 2.4k.
-            assert!(defer_compaction(&PruneCase { unsent: 2_500, ..due }, &m));
-            assert!(!defer_compaction(&PruneCase { unsent: 2_100, ..due }, &m));
-            // Nothing unread, or not due yet: nothing to wait for.
-            assert!(!defer_compaction(&PruneCase { unsent: 0, ..due }, &m));
-            assert!(!defer_compaction(&PruneCase { unsent: 50_000, context: 170_000, ..due }, &m));
-        }
-        assert!(
-            advise_prune(&PruneCase { unsent: 30_000, context: 185_000, ..case(0, true) }, &anthropic())
-                .defer_compaction
-        );
+        // T = 180k, S = 30k, g = 2k: k = 75 requests; at c = 185k waiting pays from U > 155k / 75.
+        let due = PruneCase { context: 185_000, tail_budget: 15_000, unread_cap: 45_000, ..case(0, true) };
+        let wait = |unsent| defer_compaction(&PruneCase { unsent, ..due });
+        assert!(!wait(12_000), "the budgeted tail keeps it after one more step anyway");
+        assert!(wait(14_000));
+        let small = PruneCase { tail_budget: 0, ..due };
+        assert!(defer_compaction(&PruneCase { unsent: 2_100, ..small }));
+        assert!(!defer_compaction(&PruneCase { unsent: 2_000, ..small }), "no larger than a request's growth");
+        // Past the cap the tail does not keep it: compacting now would summarize it unread.
+        assert!(defer_compaction(&PruneCase { unsent: 46_000, growth: 1, ..due }));
+        // Nothing unread, or not due yet: nothing to wait for.
+        assert!(!wait(0));
+        assert!(!defer_compaction(&PruneCase { unsent: 50_000, context: 170_000, ..due }));
+        assert!(advise_prune(&PruneCase { unsent: 30_000, ..due }, &anthropic()).defer_compaction);
     }
 
     #[test]

@@ -212,8 +212,9 @@ pub struct PruneDecision {
     /// compactions as at `threshold` (`AutoCompactor`'s `compactAt: 'cost'`).
     pub cheapest_threshold: f64,
     /// A compaction due at `threshold` costs less after one more request: the step that just
-    /// arrived is large and unread (the model reads it, then the summary can take it), and the
-    /// window has room (`AutoCompactor` waits, under the `cache` policy).
+    /// arrived is unread and larger than a request's average growth, the kept tail would not hold
+    /// it after one more step (the model reads it, then the summary can take it), and the window
+    /// has room (`AutoCompactor` waits, under the `cache` policy).
     pub defer_compaction: bool,
     /// Tokens the prune frees.
     pub freed: f64,

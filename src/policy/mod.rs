@@ -18,6 +18,6 @@ pub use overflow::{
 pub use prune::{prune, PruneResult};
 pub use turns::{
     can_start_tail, compaction_tail, is_turn_start, message_turns, preserve_recent_budget, select, split_turn, turns,
-    Selection, Seq, Turn,
+    unread_cap, Selection, Seq, Turn,
 };
 pub use view::{Base, Cut, View, OPEN};

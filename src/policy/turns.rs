@@ -37,10 +37,20 @@ pub fn compaction_tail<'a, S: Seq<'a> + ?Sized>(
     unread: usize,
 ) -> Selection {
     let sel = select(seq, preserve_recent_budget(model, cfg), cfg.tail_turns);
-    if cfg.tail_turns.is_some_and(|t| t <= 0) {
-        return sel;
+    match unread_cap(model, cfg) {
+        0 => sel,
+        cap => keep_unread(seq, sel, unread, cap),
     }
-    keep_unread(seq, sel, unread, usable(model, cfg) / 4)
+}
+
+/// Tokens of unread messages a compaction's tail keeps past its budget: a quarter of the usable
+/// window, none when `tail_turns` asks for no tail.
+pub fn unread_cap(model: &ModelInfo, cfg: &CompactionConfig) -> u64 {
+    if cfg.tail_turns.is_some_and(|t| t <= 0) {
+        0
+    } else {
+        usable(model, cfg) / 4
+    }
 }
 
 /// A turn starts at each user message that is not a compaction request.
