@@ -198,15 +198,18 @@ describe('contextfold inspect', () => {
       messages: new Set(pruned.messageIDs).size,
       tokensAfter: copy.usage().tokens,
     })
-    // The bill, as the cache-aware policy weighs it (relative prices: none were given).
-    const decision = session.decidePrune()
+    // The bill, as the cache-aware policy weighs it (relative prices: none were given), with the
+    // next compaction at the cheapest threshold.
+    const decision = session.decidePrune({ threshold: 'cost' })
     expect(report.cost).toEqual({
       priced: 'relative',
       warm: decision.warm,
       nextRequest: decision.nextRequest,
       prune: { saving: decision.saving, cost: decision.cost, pays: decision.prune },
       compaction: decision.compaction,
+      compactAt: { tokens: decision.cheapestThreshold, due: true, waits: decision.deferCompaction },
     })
+    expect(decision.cheapestThreshold).toBeLessThan(session.usage().usable)
 
     const sel = session.select()
     expect(report.cut).toMatchObject({
@@ -225,7 +228,7 @@ describe('contextfold inspect', () => {
     const report = await json(['inspect', CLAUDE, '--context', '100k', '--prices', '3,15,0.3,3.75', '--cache-ttl', '1h'])
     const opts: SessionOptions = { model: { limit: { context: 100_000, output: 25_000 } }, cache: { prices: { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }, ttl: '1h' } }
     const { session } = nativeSession(CLAUDE, opts)
-    const decision = session.decidePrune()
+    const decision = session.decidePrune({ threshold: 'cost' })
     expect(report.cost).toMatchObject({ priced: 'options', nextRequest: decision.nextRequest, compaction: decision.compaction })
     const relative = await json(['inspect', CLAUDE, '--context', '100k'])
     expect(report.cost.nextRequest).toBeGreaterThan(relative.cost.nextRequest)
@@ -300,7 +303,7 @@ describe('contextfold inspect', () => {
         const { session, messages } = nativeSession(corpus(file), windowOptions())
         const copy = Session.fromMessages(messages, session.options)
         for (const s of extra.length ? [session, copy] : []) s.setOverhead({ system: readFileSync(system, 'utf8') })
-        const decision = session.decidePrune()
+        const decision = session.decidePrune({ threshold: 'cost' })
         const pruned = copy.prune()
         const freed = { tokensFreed: pruned.tokensFreed, parts: pruned.prunedPartIDs.length, messages: new Set(pruned.messageIDs).size }
         expect(freed.parts, file).toBeGreaterThan(0)
@@ -311,7 +314,14 @@ describe('contextfold inspect', () => {
           `Prune  would free ${fmt(freed.tokensFreed)} tokens from ${fmt(freed.parts)} tool outputs in ${fmt(freed.messages)} messages ` +
             `(${fmt(session.usage().tokens)} → ${fmt(copy.usage().tokens)} tokens)`,
         )
-        expect(out).toMatch(new RegExp(`prune now +saves \\${usd(decision.saving)} over the requests to follow, costs \\${usd(decision.cost)} of cache re-writes`))
+        const effect =
+          decision.saving >= 0 ? `saves ${usd(decision.saving)} over the requests to follow` : `makes the requests to follow cost ${usd(-decision.saving)} more`
+        expect(out).toMatch(new RegExp(`prune now +${effect.replace(/\$/g, '\\$')}, costs \\${usd(decision.cost)} of cache re-writes`))
+        const { tokens, due, waits } = report.cost.compactAt
+        expect(tokens).toBe(decision.cheapestThreshold)
+        expect(due).toBe(session.isOverflow() || session.usage().tokens >= tokens)
+        const now = !due ? `${fmt(tokens - session.usage().tokens)} tokens away` : waits ? 'due, waits one step for the model to read the newest output' : 'due now'
+        expect(out).toContain(`next compaction  at ${fmt(tokens)} tokens (the default's cheapest threshold): ${now}`)
       }
     }
   })

@@ -45,7 +45,9 @@ export interface InspectReport {
   /**
    * USD with the provider's prompt cache (`decidePrune`): the next request as the context stands,
    * a prune now (what the requests that follow save, what breaking the cache costs, whether the
-   * default policy would prune), one compaction. `priced` says where the prices come from.
+   * default policy would prune), one compaction, and where the default policy compacts (the
+   * cheapest threshold: whether it is due, and whether it waits for the model to read the newest
+   * step). `priced` says where the prices come from.
    */
   cost: {
     priced: 'options' | 'model' | 'relative'
@@ -53,6 +55,7 @@ export interface InspectReport {
     nextRequest: number
     prune: { saving: number; cost: number; pays: boolean }
     compaction: number
+    compactAt: { tokens: number; due: boolean; waits: boolean }
   }
   /** Where a compaction would cut now (`select()`): the head is summarized, the tail kept verbatim. */
   cut: {
@@ -104,7 +107,8 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
 
   ctx.progress.update(`Weighing a prune of ${file}`)
   // One dry run serves the prune preview and the cost line; it says the usage the prune leaves.
-  const decision = session.decidePrune()
+  // Weighed as the default policy weighs it: the next compaction at the cheapest threshold.
+  const decision = session.decidePrune({ threshold: 'cost' })
   const pruned = decision.result
 
   const localTokens = breakdownTotal(breakdown)
@@ -146,12 +150,28 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
       nextRequest: decision.nextRequest,
       prune: { saving: decision.saving, cost: decision.cost, pays: decision.prune },
       compaction: decision.compaction,
+      compactAt: {
+        tokens: decision.threshold,
+        due: session.isOverflow() || usage.tokens >= decision.threshold,
+        waits: decision.deferCompaction,
+      },
     },
     cut,
     warnings: input.warnings,
   }
   if (input.stats) report.stats = input.stats
   return { report, context }
+}
+
+/** What a prune does to the requests that follow (near the threshold it makes them cost more: the compaction it postpones). */
+function pruneSaving(saving: number, usd: (x: number) => string): string {
+  return saving >= 0 ? `saves ${usd(saving)} over the requests to follow` : `makes the requests to follow cost ${usd(-saving)} more`
+}
+
+/** Whether the default policy compacts now, waits a step, or how far off it is. */
+function compactNow(at: InspectReport['cost']['compactAt'], tokens: number): string {
+  if (!at.due) return `${int(at.tokens - tokens)} tokens away`
+  return at.waits ? 'due, waits one step for the model to read the newest output' : 'due now'
 }
 
 const SOURCE: Record<ContextUsage['source'], string> = {
@@ -243,8 +263,9 @@ export function renderInspect(r: InspectReport, context: readonly Message[], ctx
   out.push(
     ...table([
       ['next request', `${usd(cost.nextRequest)} ${c.dim(cost.warm ? '(cache warm: what the last request sent is read back)' : '(cache cold: all written again)')}`],
-      ...(p.parts > 0 ? [['prune now', `saves ${usd(cost.prune.saving)} over the requests to follow, costs ${usd(cost.prune.cost)} of cache re-writes: ${pays}`]] : []),
+      ...(p.parts > 0 ? [['prune now', `${pruneSaving(cost.prune.saving, usd)}, costs ${usd(cost.prune.cost)} of cache re-writes: ${pays}`]] : []),
       ['a compaction', usd(cost.compaction)],
+      ['next compaction', `at ${int(cost.compactAt.tokens)} tokens ${c.dim("(the default's cheapest threshold)")}: ${compactNow(cost.compactAt, u.tokens)}`],
     ]),
   )
 
