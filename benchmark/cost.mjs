@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Session } from '../dist/index.js'
 import { PRICINGS, PRICES_SOURCE, PromptBuilder, caches, usd } from './cost-cache.mjs'
-import { FINE_THRESHOLDS, POLICIES, RIVALS, replay } from './cost-replay.mjs'
+import { FINE_THRESHOLDS, POLICIES, RIVALS, THRESHOLDS, replay } from './cost-replay.mjs'
 import { agentOverhead, corpusTraces, generateTrace } from './cost-traces.mjs'
 import { log } from './timing.mjs'
 
@@ -25,7 +25,7 @@ const check = process.argv.includes('--check')
 const summaryInput = process.argv.includes('--transcript') ? 'transcript' : 'conversation'
 // Every policy tabled, and (unless `--quick`) compaction-only on the fine threshold grid for the targets.
 const REPLAYED = quick ? POLICIES : [...POLICIES, ...RIVALS]
-const GRID = quick ? POLICIES.filter((p) => p.name.startsWith('compaction-only@')).map((p) => Number(p.name.split('@')[1])) : FINE_THRESHOLDS
+const GRID = quick ? THRESHOLDS : FINE_THRESHOLDS
 
 // gpt-4o counted with o200k; a 200k window for the generated traces (as the issue measured), and
 // gpt-4o's own 128k for the corpus, whose sessions are shorter (with 200k only 8 of them overflow).

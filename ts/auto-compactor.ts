@@ -293,9 +293,9 @@ export class AutoCompactor {
       // Under the cost policy, a compaction due at the threshold waits one request when the step
       // that just arrived is large and unread (`decision.deferCompaction`, the window has room):
       // the model reads it first, and the summary can take it.
-      const waits = policy === 'cache' && !overflow && options.force !== true && decision?.deferCompaction === true
+      const waits = due && policy === 'cache' && !overflow && options.force !== true && decision?.deferCompaction === true
+      if (waits) out.deferred = true
       if (!due || (!overflow && options.force !== true && !this.#due(usage)) || waits) {
-        if (due && waits) out.deferred = true
         this.#speculate(usage, options.lastRequest)
         return out
       }

@@ -61,7 +61,7 @@ pub fn decide_prune(h: &History, now: Option<f64>, threshold: Threshold) -> Prun
         if prune.first_changed.is_some() { prune.tokens_from_first_changed.saturating_sub(unsent) } else { 0 };
     let (model_info, cfg) = (&h.options().model, &h.options().compaction);
     let tail = h.compaction_selection().tail_tokens;
-    let summary = summary_budget(usage.tokens.saturating_sub(tail), h.options().model.limit.context);
+    let summary = summary_budget(usage.tokens.saturating_sub(tail), model_info.limit.context);
     let mut case = PruneCase {
         freed: prune.tokens_freed,
         rewritten,
