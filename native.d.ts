@@ -384,7 +384,8 @@ export type CompactionPlan = {
    */
   summarizedIDs: Array<string>
   /**
-   * Transcript blocks of the history part, one per message, oldest first.
+   * Transcript blocks of the history part, one per message, oldest first (shared with the
+   * session, which keeps each message's block).
    */
   transcript: Array<string>
   /**
@@ -1039,6 +1040,13 @@ export declare class Session {
    * there is nothing to summarize. Pure CPU: the LLM call is the caller's.
    */
   prepareCompaction(options?: PrepareOptions): CompactionPlan | null
+  /**
+   * Works out now, for each message the model sees that lacks it, what `prepareCompaction`
+   * reads of it (its transcript block and facts), so a prepare at the next overflow only
+   * gathers. Kept with each message until it changes. Returns how many messages it worked on.
+   * `AutoCompactor` calls it after each step (only the messages new since cost anything).
+   */
+  warmCompaction(): number
   /** `prepareCompaction` off the JS thread; abortable. */
   prepareCompactionAsync(options?: PrepareOptions, signal?: AbortSignal): Promise<CompactionPlan | null>
   /**

@@ -297,6 +297,9 @@ export class AutoCompactor {
       if (waits) out.deferred = true
       if (!due || (!overflow && options.force !== true && !this.#due(usage)) || waits) {
         this.#speculate(usage, options.lastRequest)
+        // The step's new messages get their transcript blocks and facts now, while the agent
+        // waits on the model anyway: the compaction at the threshold then only gathers them.
+        session.warmCompaction()
         return out
       }
       if (this.#tripped) {

@@ -8,7 +8,7 @@ use crate::error::{CfError, Result};
 use crate::message::{Message, Part};
 use crate::policy::{self, can_start_tail};
 use crate::session::History;
-use crate::summary_input::{facts, redact, serialize_message, track_files, Facts, FileOps};
+use crate::summary_input::{gather, redact, Block, Facts, FileOps};
 
 /// Where `prepareCompaction` cuts, and what the compaction part records.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -40,11 +40,14 @@ pub struct CompactionPlan {
     /// Messages summarized, in context order (earlier compaction messages included).
     #[serde(rename = "summarizedIDs")]
     pub summarized_ids: Vec<String>,
-    /// Transcript blocks of the history part, one per message, oldest first.
-    pub transcript: Vec<String>,
+    /// Transcript blocks of the history part, one per message, oldest first (shared with the
+    /// session, which keeps each message's block).
+    #[cfg_attr(test, ts(as = "Vec<String>"))]
+    pub transcript: Vec<Block>,
     /// When the cut falls inside a turn: transcript blocks of that turn's beginning, summarized
     /// apart so the kept suffix of the turn still has its context.
-    pub turn_prefix: Vec<String>,
+    #[cfg_attr(test, ts(as = "Vec<String>"))]
+    pub turn_prefix: Vec<Block>,
     /// The first message kept verbatim (none: nothing is kept after the summarized range).
     #[serde(rename = "tailStartID", skip_serializing_if = "Option::is_none")]
     pub tail_start_id: Option<String>,
@@ -91,13 +94,12 @@ fn redact_all<'a>(texts: impl Iterator<Item = &'a mut String>) -> u64 {
 }
 
 /// Replaces secrets in everything of `plan` a summarizer reads or a summary may quote, except the
-/// transcript blocks (redacted as they are made).
+/// transcript blocks and the user messages (each message's are replaced once, with its digest).
 fn redact_plan(plan: &mut CompactionPlan) -> u64 {
     let f = &mut plan.facts;
     let texts = plan
         .previous_summary
         .iter_mut()
-        .chain(f.user_messages.iter_mut())
         .chain(f.commands.iter_mut())
         .chain(f.errors.iter_mut())
         .chain(f.open_tool_calls.iter_mut())
@@ -183,57 +185,35 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
     let turn_start = (tail_start_id.is_some() && !at(end).msg.is_user())
         .then(|| (start..end).rev().find(|&k| at(k).msg.is_user() && at(k).msg.compaction().is_none()))
         .flatten();
+    // Each message's block and facts are worked out once and kept with it: a session whose
+    // messages were digested as they came (`warm_compaction`) only gathers here; the rest are
+    // worked out now, on every core.
+    h.warm_digests(&order[start..]);
     let redact = h.options().compaction.redact_secrets;
-    // The transcript (most of the work: every summarized message written out, and searched for
-    // secrets) is made in chunks on other cores while this one collects the facts.
-    std::thread::scope(|scope| {
-        let chunks = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
-        let spawn_blocks = |range: std::ops::Range<usize>| {
-            let step = range.len().div_ceil(chunks).max(1);
-            (range.start..range.end)
-                .step_by(step)
-                .map(|from| {
-                    let to = (from + step).min(range.end);
-                    scope.spawn(move || {
-                        let mut blocks: Vec<String> =
-                            (from..to).filter_map(|k| serialize_message(&at(k).msg)).collect();
-                        let redacted = if redact { redact_all(blocks.iter_mut()) } else { 0 };
-                        (blocks, redacted)
-                    })
-                })
-                .collect::<Vec<_>>()
-        };
-        let (history, prefix) = match turn_start {
-            Some(t) => (spawn_blocks(start..t), spawn_blocks(t..end)),
-            None => (spawn_blocks(start..end), Vec::new()),
-        };
-        let join = |handles: Vec<std::thread::ScopedJoinHandle<'_, (Vec<String>, u64)>>| {
-            let mut all = Vec::new();
-            let mut redacted = 0;
-            for h in handles {
-                let (blocks, n) = h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                if all.is_empty() {
-                    all = blocks;
-                } else {
-                    all.extend(blocks);
-                }
+    let mut redacted = 0u64;
+    let mut blocks = |range: std::ops::Range<usize>| -> Vec<Block> {
+        range
+            .filter_map(|k| h.digest(order[k]).block(redact))
+            .map(|(block, n)| {
                 redacted += n;
-            }
-            (all, redacted)
-        };
-        let mut plan = plan_without_transcript(h, &order, &summarized, start, end, opts);
-        if redact {
-            plan.redacted = redact_plan(&mut plan);
-        }
-        let (transcript, a) = join(history);
-        let (turn_prefix, b) = join(prefix);
-        plan.transcript = transcript;
-        plan.turn_prefix = turn_prefix;
-        plan.redacted += a + b;
-        plan.tail_start_id = tail_start_id;
-        plan.hidden_from_id = hidden_from;
-        Ok(Some(plan))
-    })
+                block
+            })
+            .collect()
+    };
+    let (transcript, turn_prefix) = match turn_start {
+        Some(t) => (blocks(start..t), blocks(t..end)),
+        None => (blocks(start..end), Vec::new()),
+    };
+    let mut plan = plan_without_transcript(h, &order, &summarized, start, end, opts);
+    if redact {
+        plan.redacted += redact_plan(&mut plan);
+    }
+    plan.transcript = transcript;
+    plan.turn_prefix = turn_prefix;
+    plan.redacted += redacted;
+    plan.tail_start_id = tail_start_id;
+    plan.hidden_from_id = hidden_from;
+    Ok(Some(plan))
 }
 
 /// Everything of the plan but the transcript: files, facts, what the summary must keep, sizes.
@@ -249,7 +229,7 @@ fn plan_without_transcript(
     let at = |k: usize| &entries[order[k]];
 
     // The newest summary among what is summarized is updated in place; its files carry over.
-    let previous = summarized.iter().rev().find(|m| m.is_completed_summary());
+    let previous = (start..end).rev().find(|&k| h.digest(order[k]).completed_summary).map(|k| &at(k).msg);
     let previous_request = previous.and_then(|s| s.parent_id.as_deref()).and_then(|id| h.get(id));
     let mut files = FileOps::default();
     let mut previous_keep: Vec<Fact> = Vec::new();
@@ -261,11 +241,15 @@ fn plan_without_transcript(
         }
         previous_keep = c.extra.get("keep").and_then(|k| serde_json::from_value(k.clone()).ok()).unwrap_or_default();
     }
-    track_files(summarized.iter().copied(), &mut files);
+    for &i in &order[start..end] {
+        let d = h.digest(i);
+        files.merge(d.read_files.iter().cloned(), d.modified_files.iter().cloned());
+    }
 
     let tokens_summarized = (start..end).map(|k| at(k).tokens).sum();
-    let kept: Vec<&Message> = (end..order.len()).map(|k| &at(k).msg).collect();
-    let facts = facts(summarized.iter().copied(), kept);
+    let digested = |k: usize| (&at(k).msg, &h.digest(order[k]).facts);
+    let redact = h.options().compaction.redact_secrets;
+    let (facts, redacted) = gather((start..end).map(digested), (end..order.len()).map(digested), redact);
     let read_files = files.read_only();
     let modified_files: Vec<String> = files.modified.iter().cloned().collect();
     let keep = facts_to_keep(&previous_keep, &facts, h.pins(), &read_files, &modified_files);
@@ -281,7 +265,7 @@ fn plan_without_transcript(
         turn_prefix: Vec::new(),
         tail_start_id: None,
         hidden_from_id: None,
-        previous_summary: previous.map(|s| summary_text(s)),
+        previous_summary: previous.map(summary_text),
         read_files,
         modified_files,
         tokens_before: h.usage().tokens,
@@ -292,7 +276,7 @@ fn plan_without_transcript(
         auto: opts.auto,
         overflow: opts.overflow,
         last_user_id,
-        redacted: 0,
+        redacted,
     }
 }
 

@@ -384,7 +384,8 @@ export type CompactionPlan = {
    */
   summarizedIDs: Array<string>
   /**
-   * Transcript blocks of the history part, one per message, oldest first.
+   * Transcript blocks of the history part, one per message, oldest first (shared with the
+   * session, which keeps each message's block).
    */
   transcript: Array<string>
   /**

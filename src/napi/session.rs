@@ -397,6 +397,15 @@ impl Session {
         })
     }
 
+    /// Works out now, for each message the model sees that is new or changed since the last call,
+    /// what `prepareCompaction` reads of it (its transcript block and facts), so a prepare at the
+    /// next overflow only gathers. Kept with each message until it changes. Returns how many
+    /// messages it worked on. `AutoCompactor` calls it after each step.
+    #[napi]
+    pub fn warm_compaction(&self) -> Result<u32> {
+        guard(|| Ok(self.write().warm_compaction() as u32))
+    }
+
     /// `prepareCompaction` off the JS thread; abortable.
     #[napi(ts_return_type = "Promise<CompactionPlan | null>")]
     pub fn prepare_compaction_async(

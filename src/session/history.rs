@@ -1,7 +1,6 @@
-use std::sync::OnceLock;
-
 use rustc_hash::FxHashMap;
 
+use super::derived::DerivedList;
 use super::fenwick::Fenwick;
 use super::ids::timed_id;
 use super::pins::{pins_of, readable_text, Pin};
@@ -12,7 +11,6 @@ use super::usage::Calibration;
 use super::visible::Visible;
 use super::Breakdown;
 use super::{ContextUsage, SessionOptions, Source};
-use crate::convert::cache::Shape;
 use crate::convert::{to_model_messages, ConvertOptions, ModelMessage};
 use crate::error::{CfError, Code, Result};
 use crate::message::{Message, Part, ToolState};
@@ -27,9 +25,8 @@ pub struct History {
     pub(super) opts: SessionOptions,
     pub(super) counter: Counter,
     pub(super) entries: Vec<Entry>,
-    /// What each message gives a prompt (`convert::cache::Shape`), worked out when first asked:
-    /// placing cache breakpoints then converts only the messages that are new.
-    shapes: Vec<OnceLock<Shape>>,
+    /// What is worked out of each message when first asked (prompt shape, transcript digest).
+    pub(super) derived: DerivedList,
     /// Positions by message id (Fx: ids are hashed once per message a load reads).
     index: FxHashMap<String, usize>,
     pub(super) sums: Fenwick,
@@ -82,7 +79,7 @@ impl History {
             opts,
             counter,
             entries: Vec::new(),
-            shapes: Vec::new(),
+            derived: DerivedList::default(),
             index: FxHashMap::default(),
             sums: Fenwick::default(),
             kinds: Fenwick::default(),
@@ -190,7 +187,7 @@ impl History {
             })?;
         }
         h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
-        h.shapes = h.entries.iter().map(|_| OnceLock::new()).collect();
+        h.derived = DerivedList::with_len(h.entries.len());
         let now = h.tick();
         for e in &mut h.entries {
             e.seen_at = e.stated_time().unwrap_or(now);
@@ -343,7 +340,7 @@ impl History {
         let changes_view = entry.msg.is_completed_summary();
         let trusted = entry.msg.trusted_usage().is_some();
         self.entries.push(entry);
-        self.shapes.push(OnceLock::new());
+        self.derived.push();
         if changes_view {
             self.refresh_view();
         } else if trusted {
@@ -365,7 +362,7 @@ impl History {
         let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
         entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
         let old = std::mem::replace(&mut self.entries[i], entry);
-        self.shapes[i] = OnceLock::new();
+        self.derived.reset(i);
         self.sums.replace(i, old.tokens, self.entries[i].tokens);
         self.kinds.replace(i, Breakdown::of(&old), Breakdown::of(&self.entries[i]));
         self.growth.replace(i, Growth::of(&old), Growth::of(&self.entries[i]));
@@ -497,12 +494,6 @@ impl History {
 
     pub fn is_overflow(&self) -> bool {
         policy::is_overflow(self.usage().tokens, &self.opts.model, &self.opts.compaction)
-    }
-
-    /// What the message at position `i` gives a prompt. A prune leaves it as it was: a cleared
-    /// output is still one result, with the app's breakpoints where they were.
-    pub fn shape(&self, i: usize) -> Shape {
-        *self.shapes[i].get_or_init(|| Shape::of(&self.entries[i].msg))
     }
 
     /// Positions of the messages the model sees, in the order it reads them.

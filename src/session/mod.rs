@@ -2,6 +2,7 @@
 //! queries cost O(log n) whatever the length of the session.
 
 mod breakdown;
+mod derived;
 mod fenwick;
 mod history;
 mod ids;

@@ -161,6 +161,15 @@ fn options(budget: u64) -> SessionOptions {
     }
 }
 
+/// What `prepare` plans now (its size before left out: usage reports count by arrival).
+fn plan(h: &History) -> Option<crate::compaction::CompactionPlan> {
+    let mut plan = crate::compaction::prepare(h, &Default::default()).unwrap();
+    if let Some(p) = &mut plan {
+        p.tokens_before = 0;
+    }
+    plan
+}
+
 fn history(values: &[Value], budget: u64) -> History {
     let msgs = values.iter().map(|v| parse_message(v.clone()).unwrap()).collect();
     History::from_messages(msgs, options(budget), &|| false).unwrap()
@@ -202,6 +211,10 @@ proptest! {
             incremental.append(parse_message(v.clone()).unwrap()).unwrap();
         }
         prop_assert_eq!(incremental.usage(), h.usage());
+        // Digests worked out ahead (as `AutoCompactor` does each step) and kept through the prune
+        // below and the updates further down.
+        h.warm_compaction();
+        incremental.warm_compaction();
         // A dry run clears the same outputs and tells the usage the prune leaves.
         let dry = h.prune_dry_run();
         let first = h.prune();
@@ -215,6 +228,8 @@ proptest! {
         prop_assert_eq!(rebuilt.visible_tokens_for_tests(), h.visible_tokens_for_tests());
         prop_assert!(first.tokens_freed == 0 || !first.part_ids.is_empty());
         check_tool_pairs(&h);
+        // A prepare that gathers kept digests makes the plan of one that reads every message.
+        prop_assert_eq!(plan(&h), plan(&rebuilt));
 
         // Tokens by kind, kept as prefix sums through appends, prunes and updates, equal a sum
         // over the context.
@@ -224,6 +239,8 @@ proptest! {
             incremental.update(e.msg.clone()).unwrap();
         }
         prop_assert_eq!(incremental.breakdown(), h.breakdown());
+        let fresh = History::from_messages(incremental.entries().iter().map(|e| e.msg.clone()).collect(), options(budget), &|| false).unwrap();
+        prop_assert_eq!(plan(&incremental), plan(&fresh));
         // So is the growth per request the cache policy weighs.
         prop_assert_eq!(h.growth_per_request(), growth_from_scratch(&h));
         prop_assert_eq!(incremental.growth_per_request(), growth_from_scratch(&incremental));

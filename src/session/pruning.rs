@@ -87,6 +87,8 @@ impl History {
         let mut freed = 0i64;
         for &(_, ((i, j), rule, ref stub)) in &victims {
             clear(&mut self.entries[i].msg.parts[j], now, stub.as_deref());
+            // The transcript block shows the cleared output now (the prompt shape stays).
+            self.derived.forget_digest(i);
             let count = self.counter.part(&self.entries[i].msg.parts[j]);
             let entry = &mut self.entries[i];
             // An output shorter than the marker grows a little: the change is signed.

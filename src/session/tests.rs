@@ -232,6 +232,29 @@ fn prune_clears_old_output_beyond_the_protected_window_once() {
 }
 
 #[test]
+fn a_prune_renews_the_digests_of_what_it_cleared() {
+    let msgs = turns_with_outputs(6, |_| "bash");
+    let mut opts = options(1_000_000);
+    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
+    opts.compaction.prune_protect = t * 3 / 2;
+    opts.compaction.prune_minimum = t / 2;
+    opts.compaction.preserve_recent_tokens = Some(t);
+    let mut h = history(msgs, opts.clone());
+    assert_eq!(h.warm_compaction(), 12);
+    assert_eq!(h.warm_compaction(), 0, "kept");
+    assert!(!h.prune().part_ids.is_empty());
+    let plan = |h: &History| {
+        let mut p = crate::compaction::prepare(h, &Default::default()).unwrap().unwrap();
+        p.tokens_before = 0;
+        p
+    };
+    let gathered = plan(&h);
+    assert!(gathered.transcript.iter().any(|b| b.contains("[Old tool result content cleared]")));
+    let from_scratch = history(h.entries().iter().map(|e| e.msg.clone()).collect(), opts);
+    assert_eq!(gathered, plan(&from_scratch));
+}
+
+#[test]
 fn a_dry_run_tells_the_usage_the_prune_leaves() {
     let mut msgs = turns_with_outputs(6, |_| "bash");
     // The provider reported usage on the answers of turns 4 (a tool answer) and 5 (text after

@@ -42,18 +42,17 @@ pub fn program(command: &str) -> String {
     }
 }
 
-/// Groups commands by program, in order of their newest run.
-pub fn group(commands: &[String]) -> Vec<CommandGroup> {
+/// Groups commands (each given with its [`program`]) by program, in order of their newest run.
+pub fn group<'a>(commands: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<CommandGroup> {
     let mut groups: Vec<CommandGroup> = Vec::new();
-    for c in commands {
-        let p = program(c);
+    for (p, c) in commands {
         if let Some(k) = groups.iter().position(|g| g.program == p) {
             let mut g = groups.remove(k);
             g.count += 1;
-            g.last.clone_from(c);
+            c.clone_into(&mut g.last);
             groups.push(g);
         } else {
-            groups.push(CommandGroup { program: p, count: 1, last: c.clone() });
+            groups.push(CommandGroup { program: p.to_string(), count: 1, last: c.to_string() });
         }
     }
     groups
@@ -110,7 +109,8 @@ mod tests {
         assert_eq!(program("/usr/bin/grep -rn foo src"), "grep");
         assert_eq!(program("sudo apt-get install x"), "apt-get");
         let cmds: Vec<String> = ["grep a", "cargo test", "grep b", "grep c"].iter().map(|s| s.to_string()).collect();
-        let g = group(&cmds);
+        let programs: Vec<String> = cmds.iter().map(|c| program(c)).collect();
+        let g = group(programs.iter().map(String::as_str).zip(cmds.iter().map(String::as_str)));
         assert_eq!(g.len(), 2);
         assert_eq!((g[1].program.as_str(), g[1].count, g[1].last.as_str()), ("grep", 3, "grep c"));
     }

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::commands::{failed_exit_code, group, identifying_line, program, CommandGroup};
 use super::identifiers::{identifiers_in, identifiers_in_output};
 use super::prefilter::folds_to_ascii;
+use super::secrets::redact;
 use super::user_text::{decode_entities, is_constraint, may_hold_constraint, sentences, user_text};
 use crate::message::keep_head_and_tail;
 use crate::message::{Message, Part, ToolState};
@@ -118,16 +119,157 @@ fn subject(tool: &str, input: &serde_json::Value) -> String {
 }
 
 /// `v` without empty and repeated strings, each at its first place (one pass, however many).
-fn unique(v: Vec<String>) -> Vec<String> {
+fn unique(v: Vec<&String>) -> Vec<&String> {
     let mut seen = rustc_hash::FxHashSet::default();
-    let keep: Vec<bool> = v.iter().map(|s| !s.is_empty() && seen.insert(s.as_str())).collect();
-    v.into_iter().zip(keep).filter_map(|(s, k)| k.then_some(s)).collect()
+    v.into_iter().filter(|s| !s.is_empty() && seen.insert(s.as_str())).collect()
 }
 
-fn keep_last(v: &mut Vec<String>, n: usize) {
-    if v.len() > n {
-        v.drain(..v.len() - n);
+/// The last `n` of `v`, copied.
+fn last<'a>(v: impl IntoIterator<Item = &'a String, IntoIter: ExactSizeIterator>, n: usize) -> Vec<String> {
+    let v = v.into_iter();
+    let skip = v.len().saturating_sub(n);
+    v.skip(skip).cloned().collect()
+}
+
+/// The last text part of `m` that says something.
+fn last_text(m: &Message) -> Option<&str> {
+    m.parts.iter().rev().find_map(|p| match p {
+        Part::Text(t) if !t.text.trim().is_empty() => Some(t.text.as_str()),
+        _ => None,
+    })
+}
+
+/// What one message adds to the facts, worked out from the message alone, so a session keeps it
+/// with the message and a prepare only gathers (see [`gather`]).
+/// How a message counts among the facts.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+enum Kind {
+    /// A compaction request or a summary: only its successful tool runs count, when kept.
+    #[default]
+    Skipped,
+    User,
+    Other,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MessageFacts {
+    kind: Kind,
+    /// An answer with text: its last text part may be the last thing the assistant said.
+    answer_text: bool,
+    /// The user's own text, whole ([`request_text`]).
+    request: Option<String>,
+    /// `request` quoted, and the constraints and identifiers found in the quote.
+    quoted: Option<String>,
+    /// `quoted` with its secrets replaced, and how many, when it holds any.
+    quoted_redacted: Option<(String, u64)>,
+    constraints: Vec<String>,
+    identifiers: Vec<String>,
+    /// Shell commands run (quoted), each with its program.
+    commands: Vec<(String, String)>,
+    errors: Vec<String>,
+    /// The message's newest failure.
+    last_error: Option<LastError>,
+    /// Subjects of the tool runs that succeeded.
+    successes: Vec<String>,
+    open_tool_calls: Vec<String>,
+    decisions: Vec<String>,
+}
+
+/// The facts `m` adds (nothing for compaction requests and summaries).
+pub fn message_facts(m: &Message) -> MessageFacts {
+    let mut f = MessageFacts::default();
+    if m.compaction().is_some() || m.is_summary() || m.is_user() {
+        // Only their tool runs that succeeded count (when kept, after an error).
+        f.successes = m
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Tool(t) => match &t.state {
+                    ToolState::Completed { output, .. } if failed_exit_code(output).is_none() => {
+                        Some(subject(&t.tool, t.state.input()))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect();
     }
+    if m.compaction().is_some() || m.is_summary() {
+        return f;
+    }
+    if m.is_user() {
+        f.kind = Kind::User;
+        if let Some(full) = request_text(m) {
+            let text = quote(&full);
+            if may_hold_constraint(&text) {
+                f.constraints = sentences(&text).into_iter().filter(|s| is_constraint(s)).map(str::to_string).collect();
+            }
+            identifiers_in(&text, &mut f.identifiers);
+            let (redacted, n) = redact(&text);
+            f.quoted_redacted = (n > 0).then(|| (redacted.into_owned(), n as u64));
+            f.quoted = Some(text);
+            f.request = Some(full);
+        }
+        return f;
+    }
+    f.kind = Kind::Other;
+    f.answer_text = m.is_assistant() && last_text(m).is_some();
+    if let Some(e) = &m.error {
+        let line = identifying_line(&decode_entities(&format!("{}: {}", e.name, e.message)));
+        f.errors.push(line.clone());
+        f.last_error = Some(LastError { text: line, source: "answer".into(), resolved: false });
+    }
+    for p in &m.parts {
+        match p {
+            Part::Text(t) if m.is_assistant() && !t.text.trim().is_empty() && may_hold_decision(&t.text) => {
+                let text = decode_entities(&t.text);
+                for s in sentences(&text) {
+                    if DECISION.is_match(s) && s.len() <= 400 {
+                        f.decisions.push(s.to_string());
+                    }
+                }
+            }
+            Part::Tool(t) => {
+                let input = t.state.input();
+                let command = command_of(input).filter(|_| !t.tool.to_ascii_lowercase().contains("editor"));
+                if let Some(cmd) = command {
+                    let quoted = quote(cmd);
+                    f.commands.push((program(&quoted), quoted));
+                    identifiers_in(cmd, &mut f.identifiers);
+                }
+                let subject = subject(&t.tool, input);
+                let failure = match &t.state {
+                    ToolState::Error { error, .. } => Some(decode_entities(error).into_owned()),
+                    ToolState::Completed { output, .. } => {
+                        identifiers_in_output(output, &mut f.identifiers);
+                        failed_exit_code(output).map(|code| {
+                            let line = identifying_line(&decode_entities(output));
+                            if line.is_empty() {
+                                format!("exit code {code}")
+                            } else {
+                                line
+                            }
+                        })
+                    }
+                    ToolState::Pending { .. } | ToolState::Running { .. } => {
+                        f.open_tool_calls.push(quote(&format!("{}({})", t.tool, input)));
+                        None
+                    }
+                };
+                match failure {
+                    Some(text) => {
+                        let line = identifying_line(&text);
+                        f.errors.push(format!("{}: {line}", t.tool));
+                        f.last_error = Some(LastError { text: line, source: subject, resolved: false });
+                    }
+                    None if matches!(t.state, ToolState::Completed { .. }) => f.successes.push(subject),
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+    }
+    f
 }
 
 /// Facts of `summarized` (what a summary replaces); `kept` (the rest of the context) only tells
@@ -136,123 +278,87 @@ pub fn facts<'a>(
     summarized: impl IntoIterator<Item = &'a Message>,
     kept: impl IntoIterator<Item = &'a Message>,
 ) -> Facts {
+    let summarized: Vec<(&Message, MessageFacts)> = summarized.into_iter().map(|m| (m, message_facts(m))).collect();
+    let kept: Vec<(&Message, MessageFacts)> = kept.into_iter().map(|m| (m, message_facts(m))).collect();
+    gather(summarized.iter().map(|(m, f)| (*m, f)), kept.iter().map(|(m, f)| (*m, f)), false).0
+}
+
+/// [`facts`] from each message's [`message_facts`], worked out beforehand. With `redact`, the
+/// user messages come with their secrets replaced (the second value counts them); the other
+/// facts are few, and left to the caller.
+pub fn gather<'a>(
+    summarized: impl IntoIterator<Item = (&'a Message, &'a MessageFacts)>,
+    kept: impl IntoIterator<Item = (&'a Message, &'a MessageFacts)>,
+    redact: bool,
+) -> (Facts, u64) {
     let mut f = Facts::default();
-    // (subject, position) of the newest error, and the subjects that succeeded after each position.
-    let mut last_error: Option<(LastError, usize)> = None;
-    let mut successes: Vec<(String, usize)> = Vec::new();
+    let mut redacted = 0u64;
+    // Borrowed while gathering: only what is kept of each list is copied.
+    let (mut constraints, mut identifiers, mut commands, mut errors, mut decisions) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    // The newest error with its position, and the subjects that succeeded at each position.
+    let mut last_error: Option<(&LastError, usize)> = None;
+    let mut successes: Vec<(&str, usize)> = Vec::new();
     let mut pos = 0usize;
     // Quoted once, at the end: only the last one is kept.
-    let mut last_assistant_text: Option<&str> = None;
-    for m in summarized {
+    let mut last_answer: Option<&Message> = None;
+    let mut latest_request: Option<&str> = None;
+    for (m, mf) in summarized {
         pos += 1;
-        if m.compaction().is_some() || m.is_summary() {
+        if mf.kind == Kind::Skipped {
             continue;
         }
-        if m.is_user() {
-            if let Some(full) = request_text(m) {
-                let text = quote(&full);
-                if may_hold_constraint(&text) {
-                    for s in sentences(&text) {
-                        if is_constraint(s) {
-                            f.constraints.push(s.to_string());
-                        }
-                    }
-                }
-                identifiers_in(&text, &mut f.identifiers);
+        if mf.kind == Kind::User {
+            if let (Some(full), Some(quoted)) = (&mf.request, &mf.quoted) {
+                constraints.extend(&mf.constraints);
+                identifiers.extend(&mf.identifiers);
                 // The latest request stays whole: it is restored verbatim, however long.
-                f.latest_request = Some(full);
-                f.user_messages.push(text);
+                latest_request = Some(full);
+                f.user_messages.push(match &mf.quoted_redacted {
+                    Some((text, n)) if redact => {
+                        redacted += n;
+                        text.clone()
+                    }
+                    _ => quoted.clone(),
+                });
             }
             continue;
         }
-        if let Some(e) = &m.error {
-            let line = identifying_line(&decode_entities(&format!("{}: {}", e.name, e.message)));
-            f.errors.push(line.clone());
-            last_error = Some((LastError { text: line, source: "answer".into(), resolved: false }, pos));
+        errors.extend(&mf.errors);
+        commands.extend(&mf.commands);
+        identifiers.extend(&mf.identifiers);
+        f.open_tool_calls.extend(mf.open_tool_calls.iter().cloned());
+        decisions.extend(&mf.decisions);
+        if let Some(e) = &mf.last_error {
+            last_error = Some((e, pos));
         }
-        for p in &m.parts {
-            match p {
-                Part::Text(t) if m.is_assistant() && !t.text.trim().is_empty() => {
-                    if may_hold_decision(&t.text) {
-                        let text = decode_entities(&t.text);
-                        for s in sentences(&text) {
-                            if DECISION.is_match(s) && s.len() <= 400 {
-                                f.decisions.push(s.to_string());
-                            }
-                        }
-                    }
-                    last_assistant_text = Some(&t.text);
-                }
-                Part::Tool(t) => {
-                    let input = t.state.input();
-                    let command = command_of(input).filter(|_| !t.tool.to_ascii_lowercase().contains("editor"));
-                    if let Some(cmd) = command {
-                        f.commands.push(quote(cmd));
-                        identifiers_in(cmd, &mut f.identifiers);
-                    }
-                    let subject = subject(&t.tool, input);
-                    let failure = match &t.state {
-                        ToolState::Error { error, .. } => Some(decode_entities(error).into_owned()),
-                        ToolState::Completed { output, .. } => {
-                            identifiers_in_output(output, &mut f.identifiers);
-                            failed_exit_code(output).map(|code| {
-                                let line = identifying_line(&decode_entities(output));
-                                if line.is_empty() {
-                                    format!("exit code {code}")
-                                } else {
-                                    line
-                                }
-                            })
-                        }
-                        ToolState::Pending { .. } | ToolState::Running { .. } => {
-                            f.open_tool_calls.push(quote(&format!("{}({})", t.tool, input)));
-                            None
-                        }
-                    };
-                    match failure {
-                        Some(text) => {
-                            let line = identifying_line(&text);
-                            f.errors.push(format!("{}: {line}", t.tool));
-                            last_error = Some((LastError { text: line, source: subject, resolved: false }, pos));
-                        }
-                        None if matches!(t.state, ToolState::Completed { .. }) => successes.push((subject, pos)),
-                        None => {}
-                    }
-                }
-                _ => {}
-            }
+        successes.extend(mf.successes.iter().map(|s| (s.as_str(), pos)));
+        if mf.answer_text {
+            last_answer = Some(m);
         }
     }
-    for m in kept {
+    f.latest_request = latest_request.map(str::to_string);
+    for (_, mf) in kept {
         pos += 1;
-        if let Some(text) = request_text(m) {
+        if let Some(text) = &mf.request {
             f.latest_request = Some(text.trim().to_string());
             f.latest_request_kept = true;
         }
-        for p in &m.parts {
-            if let Part::Tool(t) = p {
-                if let ToolState::Completed { output, .. } = &t.state {
-                    if failed_exit_code(output).is_none() {
-                        successes.push((subject(&t.tool, t.state.input()), pos));
-                    }
-                }
-            }
-        }
+        successes.extend(mf.successes.iter().map(|s| (s.as_str(), pos)));
     }
-    f.last_assistant_text = last_assistant_text.map(|t| quote(&decode_entities(t)));
-    if let Some((mut e, at)) = last_error {
+    f.last_assistant_text = last_answer.and_then(last_text).map(|t| quote(&decode_entities(t)));
+    if let Some((e, at)) = last_error {
+        let mut e = e.clone();
         e.resolved = successes.iter().any(|(s, p)| *p > at && *s == e.source);
         f.last_error = Some(e);
     }
-    f.command_groups = group(&f.commands);
-    keep_last(&mut f.commands, MAX_COMMANDS);
-    keep_last(&mut f.errors, MAX_ERRORS);
-    f.constraints = unique(std::mem::take(&mut f.constraints));
-    f.identifiers = unique(std::mem::take(&mut f.identifiers));
-    f.decisions = unique(std::mem::take(&mut f.decisions));
-    keep_last(&mut f.identifiers, MAX_IDENTIFIERS);
-    keep_last(&mut f.decisions, MAX_DECISIONS);
-    f
+    f.command_groups = group(commands.iter().map(|(p, c)| (p.as_str(), c.as_str())));
+    f.commands = last(commands.iter().map(|(_, c)| c), MAX_COMMANDS);
+    f.errors = last(errors, MAX_ERRORS);
+    f.constraints = unique(constraints).into_iter().cloned().collect();
+    f.identifiers = last(unique(identifiers), MAX_IDENTIFIERS);
+    f.decisions = last(unique(decisions), MAX_DECISIONS);
+    (f, redacted)
 }
 
 #[cfg(test)]

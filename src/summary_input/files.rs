@@ -143,28 +143,35 @@ pub fn file_op(tool: &str, input: &Value) -> Option<(bool, Vec<String>)> {
 /// starting) to `ops`.
 pub fn track_files<'a>(messages: impl IntoIterator<Item = &'a Message>, ops: &mut FileOps) {
     for m in messages {
-        for p in &m.parts {
-            let Part::Tool(t) = p else { continue };
-            if matches!(t.state, ToolState::Pending { .. }) {
-                continue;
-            }
-            match file_op(&t.tool, t.state.input()) {
-                Some((false, paths)) => ops.read.extend(paths),
-                Some((true, paths)) => ops.modified.extend(paths),
-                // A shell command names files only when it ran through (a failed `cat` read nothing).
-                None if matches!(t.state, ToolState::Completed { .. }) => {
-                    if let Some(cmd) =
-                        t.state.input().get("command").and_then(Value::as_str).filter(|_| is_shell(&t.tool))
-                    {
-                        let (read, modified) = shell_file_ops(cmd);
-                        ops.read.extend(read);
-                        ops.modified.extend(modified);
-                    }
+        let (read, modified) = message_files(m);
+        ops.merge(read, modified);
+    }
+}
+
+/// The files `m`'s tool calls that ran name: those read, those modified.
+pub fn message_files(m: &Message) -> (Vec<String>, Vec<String>) {
+    let (mut read, mut modified) = (Vec::new(), Vec::new());
+    for p in &m.parts {
+        let Part::Tool(t) = p else { continue };
+        if matches!(t.state, ToolState::Pending { .. }) {
+            continue;
+        }
+        match file_op(&t.tool, t.state.input()) {
+            Some((false, paths)) => read.extend(paths),
+            Some((true, paths)) => modified.extend(paths),
+            // A shell command names files only when it ran through (a failed `cat` read nothing).
+            None if matches!(t.state, ToolState::Completed { .. }) => {
+                if let Some(cmd) = t.state.input().get("command").and_then(Value::as_str).filter(|_| is_shell(&t.tool))
+                {
+                    let (r, w) = shell_file_ops(cmd);
+                    read.extend(r);
+                    modified.extend(w);
                 }
-                None => {}
             }
+            None => {}
         }
     }
+    (read, modified)
 }
 
 #[cfg(test)]

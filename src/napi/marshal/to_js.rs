@@ -18,6 +18,9 @@ const EXTERNAL_MIN: usize = 1024;
 const KEY_CACHED: usize = 64;
 /// String values this short are shared like property names.
 const VALUE_CACHED: usize = 16;
+/// Names remembered per call at most: the ones that repeat (keys, roles, part types) come early;
+/// unique short values (message ids) would only grow the table, on fresh pages each call.
+const KEYS_MAX: usize = 1024;
 
 type ExternalLatin1 = unsafe extern "C" fn(
     env: napi_env,
@@ -47,39 +50,63 @@ fn external_latin1() -> Option<ExternalLatin1> {
     })
 }
 
-/// Frees a string handed to V8 as an external string: its `String`, boxed in the hint.
-///
-/// # Safety
-/// `hint` must be a `Box<String>` that `external` leaked, and this its only call for that box.
-unsafe extern "C" fn drop_string(_env: napi_env, _data: *mut c_void, hint: *mut c_void) {
-    // SAFETY: `hint` is the Box<String> that `external` leaked for this string; Node calls the
-    // finalizer once (and `external` calls it only when Node will not), so it is freed once.
-    drop(unsafe { Box::from_raw(hint.cast::<String>()) });
+/// Text whose bytes stay where they are while it is owned and moved: a `String`'s heap buffer, a
+/// transcript block's shared one (the session keeps it too). An external string points at them.
+pub trait Stable {
+    fn text(&self) -> &str;
+    fn is_ascii(&self) -> bool {
+        self.text().is_ascii()
+    }
 }
 
-/// An external JS string over the bytes of `s` (ASCII, so valid Latin-1), which V8 owns from
-/// here on: they are freed when the string is collected, or at once when Node copies them. `env`
-/// is a builder's (see `Builder`).
-fn external(env: napi_env, create: ExternalLatin1, s: String) -> Result<napi_value> {
-    let (data, len) = (s.as_ptr(), s.len() as isize);
-    // The heap bytes stay where they are when the String is moved into its box.
+impl Stable for String {
+    fn text(&self) -> &str {
+        self
+    }
+}
+
+impl Stable for crate::summary_input::Block {
+    fn text(&self) -> &str {
+        &self.text
+    }
+    fn is_ascii(&self) -> bool {
+        self.ascii
+    }
+}
+
+/// Frees what an external string pointed at: its owner, boxed in the hint.
+///
+/// # Safety
+/// `hint` must be a `Box<T>` that `external` leaked, and this its only call for that box.
+unsafe extern "C" fn drop_owner<T: Stable>(_env: napi_env, _data: *mut c_void, hint: *mut c_void) {
+    // SAFETY: `hint` is the Box<T> that `external` leaked for this string; Node calls the
+    // finalizer once (and `external` calls it only when Node will not), so it is freed once.
+    drop(unsafe { Box::from_raw(hint.cast::<T>()) });
+}
+
+/// An external JS string over the bytes of `s` (ASCII, so valid Latin-1), which V8 holds from
+/// here on: its owner is dropped when the string is collected, or at once when Node copies them.
+/// `env` is a builder's (see `Builder`).
+fn external<T: Stable>(env: napi_env, create: ExternalLatin1, s: T) -> Result<napi_value> {
+    let (data, len) = (s.text().as_ptr(), s.text().len() as isize);
+    // The bytes stay where they are when their owner is moved into its box (`Stable`).
     let hint = Box::into_raw(Box::new(s)).cast::<c_void>();
     let (mut out, mut copied) = (ptr::null_mut(), false);
-    // SAFETY: a live `env` (see `Builder`); `data` holds `len` ASCII bytes owned by
-    // the boxed String, which the finalizer frees once Node is done with them (Node calls it once,
-    // right away when it copies); the out-pointers are valid locals.
-    let status = unsafe { create(env, data.cast(), len, Some(drop_string), hint, &mut out, &mut copied) };
+    // SAFETY: a live `env` (see `Builder`); `data` holds `len` ASCII bytes owned by the boxed
+    // owner, which the finalizer drops once Node is done with them (Node calls it once, right
+    // away when it copies); the out-pointers are valid locals.
+    let status = unsafe { create(env, data.cast(), len, Some(drop_owner::<T>), hint, &mut out, &mut copied) };
     if status != sys::Status::napi_ok {
         // SAFETY: on failure Node never calls the finalizer, so the box is freed here, once.
-        unsafe { drop_string(env, ptr::null_mut(), hint) };
+        unsafe { drop_owner::<T>(env, ptr::null_mut(), hint) };
         check(status, "creating an external string")?;
     }
     Ok(out)
 }
 
 /// `strings` as a JS array. The long ASCII ones become external strings over their own buffers,
-/// moved rather than copied (a compaction's transcript blocks: most of what it hands to JS).
-pub fn strings(env: &Env, strings: Vec<String>) -> Result<napi_value> {
+/// not copied (a compaction's transcript blocks: most of what it hands to JS).
+pub fn strings<T: Stable>(env: &Env, strings: Vec<T>) -> Result<napi_value> {
     let b = Builder { env: env.raw(), external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
     let array = b.array(strings.len())?;
     for (i, s) in strings.into_iter().enumerate() {
@@ -148,7 +175,7 @@ struct Builder {
 
 impl Builder {
     fn string(&self, s: &str) -> Result<napi_value> {
-        if let Some(create) = self.external_for(s) {
+        if let Some(create) = self.external_for(s.len(), || s.is_ascii()) {
             return external(self.env, create, s.to_owned());
         }
         let mut out = ptr::null_mut();
@@ -165,17 +192,18 @@ impl Builder {
         Ok(out)
     }
 
-    /// `string` of a String the caller gives up: an external string takes its buffer as it is.
-    fn owned_string(&self, s: String) -> Result<napi_value> {
-        match self.external_for(&s) {
+    /// `string` of text the caller gives up: an external string takes its buffer as it is.
+    fn owned_string<T: Stable>(&self, s: T) -> Result<napi_value> {
+        match self.external_for(s.text().len(), || s.is_ascii()) {
             Some(create) => external(self.env, create, s),
-            None => self.string(&s),
+            None => self.string(s.text()),
         }
     }
 
-    /// How to make `s` an external string, when it is long ASCII text and this Node can.
-    fn external_for(&self, s: &str) -> Option<ExternalLatin1> {
-        self.external.filter(|_| s.len() >= EXTERNAL_MIN && s.is_ascii())
+    /// How to make text of `len` bytes an external string, when it is long and `ascii` and this
+    /// Node can.
+    fn external_for(&self, len: usize, ascii: impl FnOnce() -> bool) -> Option<ExternalLatin1> {
+        self.external.filter(|_| len >= EXTERNAL_MIN && ascii())
     }
 
     fn number(&self, n: f64) -> Result<napi_value> {
@@ -212,7 +240,7 @@ impl Builder {
             return Ok(k);
         }
         let k = self.string(name)?;
-        if name.len() <= KEY_CACHED {
+        if name.len() <= KEY_CACHED && self.keys.len() < KEYS_MAX {
             self.keys.insert(name.into(), k);
         }
         Ok(k)
