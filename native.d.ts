@@ -268,7 +268,8 @@ export type LastError = {
  */
 export type Facts = {
   /**
-   * Every user message's own text (injected instructions and notices left out), oldest first.
+   * Every user message's own text (injected instructions and notices left out), oldest first
+   * (shared with each message's digest).
    */
   userMessages: Array<string>
   /**
@@ -1041,10 +1042,10 @@ export declare class Session {
    */
   prepareCompaction(options?: PrepareOptions): CompactionPlan | null
   /**
-   * Works out now, for each message the model sees that lacks it, what `prepareCompaction`
-   * reads of it (its transcript block and facts), so a prepare at the next overflow only
-   * gathers. Kept with each message until it changes. Returns how many messages it worked on.
-   * `AutoCompactor` calls it after each step (only the messages new since cost anything).
+   * Works out now, for each message the model sees that is new or changed since the last call,
+   * what `prepareCompaction` reads of it (its transcript block and facts), so a prepare at the
+   * next overflow only gathers. Kept with each message until it changes. Returns how many
+   * messages it worked on. `AutoCompactor` calls it after each step.
    */
   warmCompaction(): number
   /** `prepareCompaction` off the JS thread; abortable. */

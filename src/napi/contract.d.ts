@@ -268,7 +268,8 @@ export type LastError = {
  */
 export type Facts = {
   /**
-   * Every user message's own text (injected instructions and notices left out), oldest first.
+   * Every user message's own text (injected instructions and notices left out), oldest first
+   * (shared with each message's digest).
    */
   userMessages: Array<string>
   /**

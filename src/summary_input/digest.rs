@@ -22,7 +22,7 @@ pub struct Block {
 }
 
 impl Block {
-    fn new(text: impl Into<Arc<str>>) -> Block {
+    pub fn new(text: impl Into<Arc<str>>) -> Block {
         let text = text.into();
         Block { ascii: text.is_ascii(), text }
     }
@@ -32,6 +32,12 @@ impl std::ops::Deref for Block {
     type Target = str;
     fn deref(&self) -> &str {
         &self.text
+    }
+}
+
+impl PartialEq<&str> for Block {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.text == *other
     }
 }
 

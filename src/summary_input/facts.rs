@@ -9,6 +9,7 @@ use regex::Regex;
 use serde::{Deserialize, Serialize};
 
 use super::commands::{failed_exit_code, group, identifying_line, program, CommandGroup};
+use super::digest::Block;
 use super::identifiers::{identifiers_in, identifiers_in_output};
 use super::prefilter::folds_to_ascii;
 use super::secrets::redact;
@@ -40,8 +41,10 @@ pub struct LastError {
 #[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase")]
 pub struct Facts {
-    /// Every user message's own text (injected instructions and notices left out), oldest first.
-    pub user_messages: Vec<String>,
+    /// Every user message's own text (injected instructions and notices left out), oldest first
+    /// (shared with each message's digest).
+    #[cfg_attr(test, ts(as = "Vec<String>"))]
+    pub user_messages: Vec<Block>,
     /// Shell commands run, newest last.
     pub commands: Vec<String>,
     /// The commands grouped by program, in order of their newest run.
@@ -159,9 +162,9 @@ pub struct MessageFacts {
     /// The user's own text, whole ([`request_text`]).
     request: Option<String>,
     /// `request` quoted, and the constraints and identifiers found in the quote.
-    quoted: Option<String>,
+    quoted: Option<Block>,
     /// `quoted` with its secrets replaced, and how many, when it holds any.
-    quoted_redacted: Option<(String, u64)>,
+    quoted_redacted: Option<(Block, u64)>,
     constraints: Vec<String>,
     identifiers: Vec<String>,
     /// Shell commands run (quoted), each with its program.
@@ -206,8 +209,8 @@ pub fn message_facts(m: &Message) -> MessageFacts {
             }
             identifiers_in(&text, &mut f.identifiers);
             let (redacted, n) = redact(&text);
-            f.quoted_redacted = (n > 0).then(|| (redacted.into_owned(), n as u64));
-            f.quoted = Some(text);
+            f.quoted_redacted = (n > 0).then(|| (Block::new(redacted), n as u64));
+            f.quoted = Some(Block::new(text));
             f.request = Some(full);
         }
         return f;
@@ -296,15 +299,13 @@ pub fn gather<'a>(
     // Borrowed while gathering: only what is kept of each list is copied.
     let (mut constraints, mut identifiers, mut commands, mut errors, mut decisions) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // The newest error with its position, and the subjects that succeeded at each position.
-    let mut last_error: Option<(&LastError, usize)> = None;
-    let mut successes: Vec<(&str, usize)> = Vec::new();
-    let mut pos = 0usize;
+    // The newest error, and the subjects that succeeded in later messages.
+    let mut last_error: Option<&LastError> = None;
+    let mut successes: Vec<&str> = Vec::new();
     // Quoted once, at the end: only the last one is kept.
     let mut last_answer: Option<&Message> = None;
     let mut latest_request: Option<&str> = None;
     for (m, mf) in summarized {
-        pos += 1;
         if mf.kind == Kind::Skipped {
             continue;
         }
@@ -329,27 +330,30 @@ pub fn gather<'a>(
         identifiers.extend(&mf.identifiers);
         f.open_tool_calls.extend(mf.open_tool_calls.iter().cloned());
         decisions.extend(&mf.decisions);
-        if let Some(e) = &mf.last_error {
-            last_error = Some((e, pos));
+        match &mf.last_error {
+            // Its own message's successes came before it or beside it: they resolve nothing.
+            Some(e) => {
+                last_error = Some(e);
+                successes.clear();
+            }
+            None => successes.extend(mf.successes.iter().map(String::as_str)),
         }
-        successes.extend(mf.successes.iter().map(|s| (s.as_str(), pos)));
         if mf.answer_text {
             last_answer = Some(m);
         }
     }
     f.latest_request = latest_request.map(str::to_string);
     for (_, mf) in kept {
-        pos += 1;
         if let Some(text) = &mf.request {
             f.latest_request = Some(text.trim().to_string());
             f.latest_request_kept = true;
         }
-        successes.extend(mf.successes.iter().map(|s| (s.as_str(), pos)));
+        successes.extend(mf.successes.iter().map(String::as_str));
     }
     f.last_assistant_text = last_answer.and_then(last_text).map(|t| quote(&decode_entities(t)));
-    if let Some((e, at)) = last_error {
+    if let Some(e) = last_error {
         let mut e = e.clone();
-        e.resolved = successes.iter().any(|(s, p)| *p > at && *s == e.source);
+        e.resolved = successes.contains(&e.source.as_str());
         f.last_error = Some(e);
     }
     f.command_groups = group(commands.iter().map(|(p, c)| (p.as_str(), c.as_str())));

@@ -20,7 +20,7 @@ const KEY_CACHED: usize = 64;
 const VALUE_CACHED: usize = 16;
 /// Names remembered per call at most: the ones that repeat (keys, roles, part types) come early;
 /// unique short values (message ids) would only grow the table, on fresh pages each call.
-const KEYS_MAX: usize = 1024;
+const KEYS_MAX: usize = 256;
 
 type ExternalLatin1 = unsafe extern "C" fn(
     env: napi_env,
@@ -114,6 +114,17 @@ pub fn strings<T: Stable>(env: &Env, strings: Vec<T>) -> Result<napi_value> {
         b.push(array, i as u32, value)?;
     }
     Ok(array)
+}
+
+/// `object[name]`. A raw call with a static C name, as `set`.
+pub fn get<'env>(env: &'env Env, object: &Unknown, name: &std::ffi::CStr) -> Result<Unknown<'env>> {
+    let mut out = ptr::null_mut();
+    // SAFETY: `env` and `object` are live handles of the current call (borrowed for it), `name`
+    // is NUL-terminated, `out` is a valid local.
+    let status = unsafe { sys::napi_get_named_property(env.raw(), object.raw(), name.as_ptr(), &mut out) };
+    check(status, "reading a property")?;
+    // SAFETY: `out` is a live value of this call's handle scope.
+    Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), out) })
 }
 
 /// Sets `object[name]` (an existing property keeps its place). A raw call with a static C name:

@@ -283,16 +283,22 @@ fn build<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>>
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
 }
 
-/// A compaction plan: its transcript blocks are most of it, and are moved to JS, not copied.
+/// A compaction plan: its transcript blocks and the user messages are most of it, and are moved
+/// to JS, not copied.
 pub fn plan_to_js(env: &Env, mut plan: crate::compaction::CompactionPlan) -> Result<Unknown<'_>> {
     let transcript = std::mem::take(&mut plan.transcript);
     let turn_prefix = std::mem::take(&mut plan.turn_prefix);
+    let user_messages = std::mem::take(&mut plan.facts.user_messages);
     let fail = |e: super::to_js::Error| CfError::new(Code::Internal, format!("handing a plan to JS: {e}"));
     let object = build(env, &plan)?;
     let transcript = super::to_js::strings(env, transcript).map_err(fail)?;
     super::to_js::set(env, &object, c"transcript", transcript).map_err(fail)?;
     let turn_prefix = super::to_js::strings(env, turn_prefix).map_err(fail)?;
     super::to_js::set(env, &object, c"turnPrefix", turn_prefix).map_err(fail)?;
+    // Every user message's text, quoted: the largest of the facts.
+    let user_messages = super::to_js::strings(env, user_messages).map_err(fail)?;
+    let facts = super::to_js::get(env, &object, c"facts").map_err(fail)?;
+    super::to_js::set(env, &facts, c"userMessages", user_messages).map_err(fail)?;
     Ok(object)
 }
 
