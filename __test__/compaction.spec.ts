@@ -3,6 +3,7 @@
 // compaction is recorded.
 import { describe, expect, it } from 'vitest'
 
+import { AutoCompactor } from '../dist/index.js'
 import { Session } from '../native.js'
 import type { CompactionPart, CompactionPlan, Message } from '../native.js'
 import {
@@ -209,6 +210,43 @@ describe('prepareCompactionAsync', () => {
   it('rejects with AbortError / CF_ABORTED when the signal is already aborted', async () => {
     const e = await expectRejectCode(session().prepareCompactionAsync({}, AbortSignal.abort()), 'CF_ABORTED')
     expect(e.name).toBe('AbortError')
+  })
+})
+
+describe('warmCompaction', () => {
+  it('digests each new or changed message once, and a prepare that gathers the digests makes the same plan', () => {
+    const msgs = history()
+    const cold = session(msgs)
+    const warm = session(msgs)
+    expect(warm.warmCompaction()).toBe(msgs.length)
+    expect(warm.warmCompaction()).toBe(0)
+    expect(warm.prepareCompaction()).toEqual(cold.prepareCompaction())
+    expect(warm.prepareCompaction({ upTo: 'u2' })).toEqual(cold.prepareCompaction({ upTo: 'u2' }))
+    // An appended message and an updated one are digested again, nothing else.
+    const later = [user('u4', 'Ship it. Token: sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789'), assistant('a4', [text('Shipping')], { finish: 'stop' })]
+    for (const m of later) {
+      warm.append(m)
+      cold.append(m)
+    }
+    const edited = assistant('a3', [tool('c5', 'read', completed(words(300), { filePath: 'CHANGELOG.md' })), text('Done again')], { finish: 'stop' })
+    warm.update(edited)
+    cold.update(edited)
+    expect(warm.warmCompaction()).toBe(3)
+    const plan = warm.prepareCompaction()!
+    expect(plan).toEqual(cold.prepareCompaction())
+    expect(plan.readFiles).toContain('CHANGELOG.md')
+    expect(plan.redacted).toBeGreaterThan(0)
+    expect(plan.facts.userMessages.join('\n')).not.toContain('sk-proj-')
+  })
+
+  it('AutoCompactor digests each step it does not compact at', async () => {
+    const s = session()
+    const auto = new AutoCompactor(s, { summarizer: () => ({ text: 'unused' }) })
+    expect((await auto.afterStep()).compaction).toBeUndefined()
+    expect(s.warmCompaction()).toBe(0)
+    s.append(user('u4', 'One more thing'))
+    await auto.afterStep()
+    expect(s.warmCompaction()).toBe(0)
   })
 })
 
