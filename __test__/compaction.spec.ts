@@ -241,7 +241,7 @@ describe('warmCompaction', () => {
 
   it('AutoCompactor digests each step it does not compact at', async () => {
     const s = session()
-    const auto = new AutoCompactor(s, { summarizer: () => ({ text: 'unused' }) })
+    const auto = new AutoCompactor(s, { summarizer: async () => ({ text: 'unused' }) })
     expect((await auto.afterStep()).compaction).toBeUndefined()
     expect(s.warmCompaction()).toBe(0)
     s.append(user('u4', 'One more thing'))
