@@ -39,13 +39,25 @@ const CALLS = {
       s.isOverflow()
     }
   },
+  'append + warmCompaction() (what AutoCompactor adds per step)': (s, n) => {
+    s.warmCompaction()
+    let k = 0
+    return () => {
+      s.append({ id: `w${n}-${k++}`, role: 'assistant', parts: [{ type: 'text', id: `w${n}-${k}t`, text: 'Done. Exit code: 0' }] })
+      s.warmCompaction()
+    }
+  },
   'update (last message)': (s, n, msgs) => () => s.update(msgs[n - 1]),
   'usage()': (s) => () => s.usage(),
   'select()': (s) => () => s.select(),
   'turns()': (s) => () => s.turns(),
   'prune() (no-op after the first)': (s) => () => s.prune(),
   'breakdown()': (s) => () => s.breakdown(),
-  'prepareCompaction()': (s) => () => s.prepareCompaction(),
+  // Each message digested as it came (AutoCompactor.afterStep), as in a live session.
+  'prepareCompaction()': (s) => {
+    s.warmCompaction()
+    return () => s.prepareCompaction()
+  },
   'context()': (s) => () => s.context(),
   'toModelMessages()': (s) => () => s.toModelMessages(),
   'messages()': (s) => () => s.messages(),
@@ -55,20 +67,25 @@ const CALLS = {
 const WHOLE = new Set(['turns()', 'prepareCompaction()', 'context()', 'toModelMessages()', 'messages()'])
 
 // Memory first, in a fresh process: native heap growth for a session holding ~100 MB of text.
-function rss() {
+// After a collection and a pause, so the allocator has returned what was only passing through.
+async function rss() {
   globalThis.gc?.()
+  await new Promise((resolve) => setTimeout(resolve, 300))
   return process.memoryUsage().rss
 }
 const text = 'lorem ipsum dolor sit amet, consectetur adipiscing elit; '.repeat(200) // ~11 KB
-const before = rss()
+const before = await rss()
 const big = new Session(OPTS)
 let held = 0
 for (let i = 0; i < 9_000; i++) {
   big.append({ id: `m${i}`, role: i % 2 ? 'assistant' : 'user', parts: [{ type: 'text', id: `m${i}t`, text }] })
   held += text.length
 }
-const grown = rss() - before
+const grown = (await rss()) - before
 const ratio = grown / held
+// What the digests a prepare gathers add (each message's transcript block and facts).
+big.warmCompaction()
+const digested = (await rss()) - before
 
 
 const rows = []
@@ -81,7 +98,7 @@ for (const n of SIZES) {
   build.push(msSince(t0))
   log(`${n} messages built in ${build.at(-1).toFixed(0)} ms`)
   for (const row of rows) {
-    const s = row.name.startsWith('append') || row.name.startsWith('prune') ? Session.fromMessages(msgs, OPTS) : base
+    const s = row.name.startsWith('append') || row.name.startsWith('prune') || row.name.startsWith('prepare') ? Session.fromMessages(msgs, OPTS) : base
     // A call that hands the whole history to JS runs after a collection, so it does not pay for
     // the garbage of the one before (tens of MB at 100k messages); per-turn calls run back to back.
     const fn = CALLS[row.name](s, n, msgs)
@@ -94,6 +111,6 @@ let md = `# Scaling and memory\n\nNode ${process.version}, release build, tokeni
 md += `| call | ${SIZES.map((n) => `${n.toLocaleString('en')} msgs`).join(' | ')} | 100k ÷ 10k |\n|---|${SIZES.map(() => '---:').join('|')}|---:|\n`
 for (const r of rows) md += `| ${r.name} | ${r.ms.map(f).join(' | ')} | ${(r.ms[2] / r.ms[1]).toFixed(1)}× |\n`
 md += `| \`Session.fromMessages\` | ${build.map(f).join(' | ')} | ${(build[2] / build[1]).toFixed(1)}× |\n`
-md += `\nLinear calls grow 10× per row; the per-turn calls stay flat. Memory: a Session holding ${(held / 1e6).toFixed(0)} MB of text grew the process by ${(grown / 1e6).toFixed(0)} MB (${ratio.toFixed(2)}× the text).\n`
+md += `\nLinear calls grow 10× per row; the per-turn calls stay flat. \`prepareCompaction()\` runs on a session whose messages were digested as they came (\`warmCompaction()\`, which \`AutoCompactor\` calls after each step). Memory: a Session holding ${(held / 1e6).toFixed(0)} MB of text grew the process by ${(grown / 1e6).toFixed(0)} MB (${ratio.toFixed(2)}× the text); with every message digested, by ${(digested / 1e6).toFixed(0)} MB (${(digested / held).toFixed(2)}×).\n`
 writeFileSync(join(here, 'scaling.md'), md)
 console.log(md)

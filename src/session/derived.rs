@@ -39,6 +39,22 @@ impl DerivedList {
         self.undigested.push(i);
     }
 
+    /// Drops the digests of the messages `visible` says the model no longer sees (a compaction
+    /// replaced them): a prepare never reads them again.
+    pub(super) fn forget_hidden(&mut self, visible: impl Fn(usize) -> bool) {
+        for (i, d) in self.items.iter_mut().enumerate() {
+            if d.digest.get().is_some() && !visible(i) {
+                d.digest = OnceLock::new();
+            }
+        }
+    }
+
+    /// How many messages have a digest.
+    #[cfg(test)]
+    pub(super) fn digested(&self) -> usize {
+        self.items.iter().filter(|d| d.digest.get().is_some()).count()
+    }
+
     /// The message at `i` was pruned: its block changed, its prompt shape did not.
     pub(super) fn forget_digest(&mut self, i: usize) {
         self.items[i].digest = OnceLock::new();

@@ -398,6 +398,8 @@ impl History {
     fn refresh_view(&mut self) {
         let entries = &self.entries;
         self.view = View::compute_from(&self.base, entries.len(), &|i| &entries[i].msg, &self.index);
+        let view = &self.view;
+        self.derived.forget_hidden(|i| view.is_visible(i));
         self.last_usage = None;
         self.calibration = Calibration::default();
         let floor = self.view.usage_floor();

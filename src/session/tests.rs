@@ -255,6 +255,17 @@ fn a_prune_renews_the_digests_of_what_it_cleared() {
 }
 
 #[test]
+fn a_compaction_drops_the_digests_of_what_it_replaced() {
+    let mut h = history(turns_with_outputs(4, |_| "bash"), options(1_000_000));
+    assert_eq!(h.warm_compaction(), 8);
+    h.append(request("r", Some("u3"))).unwrap();
+    h.append(summary("s", "r", true)).unwrap();
+    // u3 and a3 stay; the request and the summary are new.
+    assert_eq!(h.derived.digested(), 2);
+    assert_eq!(h.warm_compaction(), 2);
+}
+
+#[test]
 fn a_dry_run_tells_the_usage_the_prune_leaves() {
     let mut msgs = turns_with_outputs(6, |_| "bash");
     // The provider reported usage on the answers of turns 4 (a tool answer) and 5 (text after

@@ -43,18 +43,20 @@ pub fn program(command: &str) -> String {
 }
 
 /// Groups commands (each given with its [`program`]) by program, in order of their newest run.
-pub fn group<'a>(commands: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<CommandGroup> {
+pub fn group<'a>(commands: impl DoubleEndedIterator<Item = (&'a str, &'a str)>) -> Vec<CommandGroup> {
+    // Newest first: a program's first sight is its newest run.
+    let mut at: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
     let mut groups: Vec<CommandGroup> = Vec::new();
-    for (p, c) in commands {
-        if let Some(k) = groups.iter().position(|g| g.program == p) {
-            let mut g = groups.remove(k);
-            g.count += 1;
-            c.clone_into(&mut g.last);
-            groups.push(g);
-        } else {
-            groups.push(CommandGroup { program: p.to_string(), count: 1, last: c.to_string() });
+    for (p, c) in commands.rev() {
+        match at.get(p) {
+            Some(&k) => groups[k].count += 1,
+            None => {
+                at.insert(p, groups.len());
+                groups.push(CommandGroup { program: p.to_string(), count: 1, last: c.to_string() });
+            }
         }
     }
+    groups.reverse();
     groups
 }
 

@@ -17,13 +17,14 @@ use crate::message::Message;
 /// (known when it is made, so handing it to JS as an external string scans nothing).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Block {
-    pub text: Arc<str>,
+    /// An `Arc<String>` rather than an `Arc<str>`: made from a `String` without copying it.
+    pub text: Arc<String>,
     pub ascii: bool,
 }
 
 impl Block {
-    pub fn new(text: impl Into<Arc<str>>) -> Block {
-        let text = text.into();
+    pub fn new(text: impl Into<String>) -> Block {
+        let text = Arc::new(text.into());
         Block { ascii: text.is_ascii(), text }
     }
 }
@@ -37,7 +38,7 @@ impl std::ops::Deref for Block {
 
 impl PartialEq<&str> for Block {
     fn eq(&self, other: &&str) -> bool {
-        &*self.text == *other
+        self.text.as_str() == *other
     }
 }
 

@@ -159,9 +159,8 @@ pub struct MessageFacts {
     kind: Kind,
     /// An answer with text: its last text part may be the last thing the assistant said.
     answer_text: bool,
-    /// The user's own text, whole ([`request_text`]).
-    request: Option<String>,
-    /// `request` quoted, and the constraints and identifiers found in the quote.
+    /// The user's own text ([`request_text`]) quoted, and the constraints and identifiers found
+    /// in the quote. The whole text is not kept: only the latest is wanted, read again then.
     quoted: Option<Block>,
     /// `quoted` with its secrets replaced, and how many, when it holds any.
     quoted_redacted: Option<(Block, u64)>,
@@ -211,7 +210,6 @@ pub fn message_facts(m: &Message) -> MessageFacts {
             let (redacted, n) = redact(&text);
             f.quoted_redacted = (n > 0).then(|| (Block::new(redacted), n as u64));
             f.quoted = Some(Block::new(text));
-            f.request = Some(full);
         }
         return f;
     }
@@ -299,22 +297,23 @@ pub fn gather<'a>(
     // Borrowed while gathering: only what is kept of each list is copied.
     let (mut constraints, mut identifiers, mut commands, mut errors, mut decisions) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    // The newest error, and the subjects that succeeded in later messages.
+    // The newest error, and whether a later message ran the same thing successfully.
     let mut last_error: Option<&LastError> = None;
-    let mut successes: Vec<&str> = Vec::new();
+    let mut resolved = false;
+    let resolves = |e: Option<&LastError>, mf: &MessageFacts| e.is_some_and(|e| mf.successes.contains(&e.source));
     // Quoted once, at the end: only the last one is kept.
     let mut last_answer: Option<&Message> = None;
-    let mut latest_request: Option<&str> = None;
+    let mut latest_request: Option<&Message> = None;
     for (m, mf) in summarized {
         if mf.kind == Kind::Skipped {
             continue;
         }
         if mf.kind == Kind::User {
-            if let (Some(full), Some(quoted)) = (&mf.request, &mf.quoted) {
+            if let Some(quoted) = &mf.quoted {
                 constraints.extend(&mf.constraints);
                 identifiers.extend(&mf.identifiers);
                 // The latest request stays whole: it is restored verbatim, however long.
-                latest_request = Some(full);
+                latest_request = Some(m);
                 f.user_messages.push(match &mf.quoted_redacted {
                     Some((text, n)) if redact => {
                         redacted += n;
@@ -334,28 +333,28 @@ pub fn gather<'a>(
             // Its own message's successes came before it or beside it: they resolve nothing.
             Some(e) => {
                 last_error = Some(e);
-                successes.clear();
+                resolved = false;
             }
-            None => successes.extend(mf.successes.iter().map(String::as_str)),
+            None => resolved |= resolves(last_error, mf),
         }
         if mf.answer_text {
             last_answer = Some(m);
         }
     }
-    f.latest_request = latest_request.map(str::to_string);
-    for (_, mf) in kept {
-        if let Some(text) = &mf.request {
-            f.latest_request = Some(text.trim().to_string());
-            f.latest_request_kept = true;
+    let mut latest_kept: Option<&Message> = None;
+    for (m, mf) in kept {
+        if mf.quoted.is_some() {
+            latest_kept = Some(m);
         }
-        successes.extend(mf.successes.iter().map(String::as_str));
+        resolved |= resolves(last_error, mf);
     }
+    f.latest_request_kept = latest_kept.is_some();
+    f.latest_request = match latest_kept {
+        Some(m) => request_text(m).map(|t| t.trim().to_string()),
+        None => latest_request.and_then(request_text),
+    };
     f.last_assistant_text = last_answer.and_then(last_text).map(|t| quote(&decode_entities(t)));
-    if let Some(e) = last_error {
-        let mut e = e.clone();
-        e.resolved = successes.contains(&e.source.as_str());
-        f.last_error = Some(e);
-    }
+    f.last_error = last_error.map(|e| LastError { resolved, ..e.clone() });
     f.command_groups = group(commands.iter().map(|(p, c)| (p.as_str(), c.as_str())));
     f.commands = last(commands.iter().map(|(_, c)| c), MAX_COMMANDS);
     f.errors = last(errors, MAX_ERRORS);

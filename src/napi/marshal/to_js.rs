@@ -189,9 +189,14 @@ impl Builder {
         if let Some(create) = self.external_for(s.len(), || s.is_ascii()) {
             return external(self.env, create, s.to_owned());
         }
+        self.copied_string(s, s.is_ascii())
+    }
+
+    /// `s` copied into the JS heap, `ascii` telling how to read it.
+    fn copied_string(&self, s: &str, ascii: bool) -> Result<napi_value> {
         let mut out = ptr::null_mut();
         let len = s.len() as isize;
-        let status = if s.is_ascii() {
+        let status = if ascii {
             // SAFETY: a live `env` (see `Builder`); `s` outlives the call and holds `len` ASCII
             // bytes, so valid Latin-1; `out` is a valid local.
             unsafe { sys::napi_create_string_latin1(self.env, s.as_ptr().cast(), len, &mut out) }
@@ -205,9 +210,10 @@ impl Builder {
 
     /// `string` of text the caller gives up: an external string takes its buffer as it is.
     fn owned_string<T: Stable>(&self, s: T) -> Result<napi_value> {
-        match self.external_for(s.text().len(), || s.is_ascii()) {
+        let ascii = s.is_ascii();
+        match self.external_for(s.text().len(), || ascii) {
             Some(create) => external(self.env, create, s),
-            None => self.string(s.text()),
+            None => self.copied_string(s.text(), ascii),
         }
     }
 
