@@ -107,13 +107,12 @@ fn external<T: Stable>(env: napi_env, create: ExternalLatin1, s: T) -> Result<na
 /// `strings` as a JS array. The long ASCII ones become external strings over their own buffers,
 /// not copied (a compaction's transcript blocks: most of what it hands to JS).
 pub fn strings<T: Stable>(env: &Env, strings: Vec<T>) -> Result<napi_value> {
-    let b = Builder { env: env.raw(), external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
-    let array = b.array(strings.len())?;
-    for (i, s) in strings.into_iter().enumerate() {
+    let mut b = Builder::new(env);
+    for s in strings {
         let value = b.owned_string(s)?;
-        b.push(array, i as u32, value)?;
+        b.elements.push(value);
     }
-    Ok(array)
+    b.array_of(0)
 }
 
 /// `object[name]`. A raw call with a static C name, as `set`.
@@ -164,9 +163,7 @@ fn check(status: napi_status, doing: &str) -> Result<()> {
 
 /// Serializes `value` into a JS value in `env`'s current handle scope.
 pub fn build<T: Serialize + ?Sized>(env: &Env, value: &T) -> Result<napi_value> {
-    let mut out =
-        Builder { env: env.raw(), external: external_latin1(), keys: FxHashMap::default(), props: Vec::new() };
-    value.serialize(&mut out)
+    value.serialize(&mut Builder::new(env))
 }
 
 /// What every value of one serialization shares: the environment, and the property names made so
@@ -182,9 +179,86 @@ struct Builder {
     keys: FxHashMap<Box<str>, napi_value>,
     /// Fields of the objects being built, innermost last.
     props: Vec<sys::napi_property_descriptor>,
+    /// Elements of the arrays being built, innermost last.
+    elements: Vec<napi_value>,
+    /// `PUSH_ALL`, compiled when first needed.
+    push_all: Option<napi_value>,
 }
 
+/// Arrays this long are filled by a JS call per `ARGS_MAX` elements: `napi_set_element` looks each
+/// index up as a property, which costs most of handing a plan's 10,000 blocks to JS.
+const BULK_MIN: usize = 32;
+/// Elements per call: they go on V8's stack as arguments.
+const ARGS_MAX: usize = 8192;
+const PUSH_ALL: &str = "(function (out, ...values) { out.push(...values) })";
+
 impl Builder {
+    fn new(env: &Env) -> Builder {
+        Builder {
+            env: env.raw(),
+            external: external_latin1(),
+            keys: FxHashMap::default(),
+            props: Vec::new(),
+            elements: Vec::new(),
+            push_all: None,
+        }
+    }
+
+    /// An array of `elements[from..]`, which it drops from the stack.
+    fn array_of(&mut self, from: usize) -> Result<napi_value> {
+        let n = self.elements.len() - from;
+        if n < BULK_MIN {
+            let array = self.array(n)?;
+            for (i, &v) in self.elements[from..].iter().enumerate() {
+                self.push(array, i as u32, v)?;
+            }
+            self.elements.truncate(from);
+            return Ok(array);
+        }
+        let push_all = self.push_all()?;
+        let mut array = ptr::null_mut();
+        // SAFETY: a live `env` (see `Builder`); `array` is a valid local.
+        check(unsafe { sys::napi_create_array(self.env, &mut array) }, "creating an array")?;
+        let mut argv = Vec::with_capacity(ARGS_MAX.min(n) + 1);
+        for chunk in self.elements[from..].chunks(ARGS_MAX) {
+            argv.clear();
+            argv.push(array);
+            argv.extend_from_slice(chunk);
+            let mut out = ptr::null_mut();
+            // SAFETY: a live `env`; `push_all` is a function and `argv` holds `argv.len()` handles,
+            // all made in this call's scope; `out` is a valid local. `array` is the receiver too:
+            // any object will do, the function does not read `this`.
+            let status =
+                unsafe { sys::napi_call_function(self.env, array, push_all, argv.len(), argv.as_ptr(), &mut out) };
+            check(status, "filling an array")?;
+        }
+        self.elements.truncate(from);
+        Ok(array)
+    }
+
+    fn push_all(&mut self) -> Result<napi_value> {
+        if let Some(f) = self.push_all {
+            return Ok(f);
+        }
+        let (mut source, mut f) = (ptr::null_mut(), ptr::null_mut());
+        // SAFETY: a live `env`; `PUSH_ALL` is ASCII of the given length; the out-pointers are
+        // valid locals. The script is an expression whose value is the function.
+        unsafe {
+            check(
+                sys::napi_create_string_latin1(
+                    self.env,
+                    PUSH_ALL.as_ptr().cast(),
+                    PUSH_ALL.len() as isize,
+                    &mut source,
+                ),
+                "creating a string",
+            )?;
+            check(sys::napi_run_script(self.env, source, &mut f), "compiling PUSH_ALL")?;
+        }
+        self.push_all = Some(f);
+        Ok(f)
+    }
+
     fn string(&self, s: &str) -> Result<napi_value> {
         if let Some(create) = self.external_for(s.len(), || s.is_ascii()) {
             return external(self.env, create, s.to_owned());
@@ -304,8 +378,8 @@ impl Builder {
 /// An array being filled (sequences, tuples).
 struct Seq<'a> {
     b: &'a mut Builder,
-    array: napi_value,
-    next: u32,
+    /// Where this array's elements start on the builder's stack.
+    from: usize,
 }
 
 /// An object being filled (maps, structs), and the pending key of a map entry.
@@ -435,9 +509,8 @@ impl<'a> ser::Serializer for &'a mut Builder {
         let inner = value.serialize(&mut *self)?;
         wrap(self, outer, variant, inner)
     }
-    fn serialize_seq(self, len: Option<usize>) -> Result<Seq<'a>> {
-        let array = self.array(len.unwrap_or(0))?;
-        Ok(Seq { b: self, array, next: 0 })
+    fn serialize_seq(self, _len: Option<usize>) -> Result<Seq<'a>> {
+        Ok(Seq { from: self.elements.len(), b: self })
     }
     fn serialize_tuple(self, len: usize) -> Result<Seq<'a>> {
         self.serialize_seq(Some(len))
@@ -482,12 +555,11 @@ impl ser::SerializeSeq for Seq<'_> {
     type Error = Error;
     fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<()> {
         let v = value.serialize(&mut *self.b)?;
-        self.b.push(self.array, self.next, v)?;
-        self.next += 1;
+        self.b.elements.push(v);
         Ok(())
     }
     fn end(self) -> Result<napi_value> {
-        Ok(self.array)
+        self.b.array_of(self.from)
     }
 }
 
@@ -498,7 +570,7 @@ impl ser::SerializeTuple for Seq<'_> {
         ser::SerializeSeq::serialize_element(self, value)
     }
     fn end(self) -> Result<napi_value> {
-        Ok(self.array)
+        self.b.array_of(self.from)
     }
 }
 
@@ -509,7 +581,7 @@ impl ser::SerializeTupleStruct for Seq<'_> {
         ser::SerializeSeq::serialize_element(self, value)
     }
     fn end(self) -> Result<napi_value> {
-        Ok(self.array)
+        self.b.array_of(self.from)
     }
 }
 
@@ -562,7 +634,9 @@ impl ser::SerializeTupleVariant for Variant<Seq<'_>> {
         ser::SerializeSeq::serialize_element(&mut self.inner, value)
     }
     fn end(self) -> Result<napi_value> {
-        wrap(self.inner.b, self.outer, self.name, self.inner.array)
+        let Seq { b, from } = self.inner;
+        let array = b.array_of(from)?;
+        wrap(b, self.outer, self.name, array)
     }
 }
 
