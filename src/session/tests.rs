@@ -205,11 +205,16 @@ fn turns_with_outputs(n: usize, tool: impl Fn(usize) -> &'static str) -> Vec<Mes
     msgs
 }
 
+/// The tokens of the first tool output of `msgs` (an answer's, second message).
+fn output_tokens(msgs: &[Message], opts: &SessionOptions) -> u64 {
+    history(msgs.to_vec(), opts.clone()).entries()[1].parts[0].output
+}
+
 #[test]
 fn prune_clears_old_output_beyond_the_protected_window_once() {
     let msgs = turns_with_outputs(6, |i| if i == 1 { "skill" } else { "bash" });
     let mut opts = options(1_000_000);
-    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
+    let t = output_tokens(&msgs, &opts);
     opts.compaction.prune_protect = t * 3 / 2;
     opts.compaction.prune_minimum = t / 2;
     let mut h = history(msgs, opts);
@@ -235,10 +240,13 @@ fn prune_clears_old_output_beyond_the_protected_window_once() {
 fn a_prune_renews_the_digests_of_what_it_cleared() {
     let msgs = turns_with_outputs(6, |_| "bash");
     let mut opts = options(1_000_000);
-    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
-    opts.compaction.prune_protect = t * 3 / 2;
-    opts.compaction.prune_minimum = t / 2;
-    opts.compaction.preserve_recent_tokens = Some(t);
+    let t = output_tokens(&msgs, &opts);
+    opts.compaction = CompactionConfig {
+        prune_protect: t * 3 / 2,
+        prune_minimum: t / 2,
+        preserve_recent_tokens: Some(t),
+        ..opts.compaction
+    };
     let mut h = history(msgs, opts.clone());
     assert_eq!(h.warm_compaction(), 12);
     assert_eq!(h.warm_compaction(), 0, "kept");
@@ -276,7 +284,7 @@ fn a_dry_run_tells_the_usage_the_prune_leaves() {
     report(&mut msgs[9]);
     msgs.push(assistant("a5-text", "done"));
     let mut opts = options(1_000_000);
-    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
+    let t = output_tokens(&msgs, &opts);
     opts.compaction.prune_protect = t;
     opts.compaction.prune_minimum = t / 2;
     for reported_last in [false, true] {
@@ -322,7 +330,7 @@ fn a_single_request_loop_prunes_beyond_its_protected_steps() {
 fn prune_does_nothing_below_the_minimum_and_stops_at_a_summary() {
     let msgs = turns_with_outputs(5, |_| "bash");
     let mut opts = options(1_000_000);
-    let t = history(msgs.clone(), opts.clone()).entries()[1].parts[0].output;
+    let t = output_tokens(&msgs, &opts);
     opts.compaction.prune_protect = t * 5 / 2;
     opts.compaction.prune_minimum = t * 2;
     assert!(history(msgs.clone(), opts.clone()).prune().part_ids.is_empty());
