@@ -9,7 +9,7 @@
 // Run: node benchmark/store.mjs   (progress and a Markdown table on stderr, one JSON result on stdout;
 // also section 4 of `npm run bench`); `node scripts/with-node.mjs 24 node benchmark/store.mjs` adds
 // pi 0.87.1. Release build only: `npm run build` builds one.
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -160,6 +160,15 @@ export function writePi(path, conv) {
   return lines.length - 1
 }
 
+function syncFile(path) {
+  const fd = openSync(path, 'r+')
+  try {
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
 async function time(fn) {
   fn() // warm-up (JIT, page cache, first-use costs)
   const ms = []
@@ -180,6 +189,9 @@ async function main() {
   try {
     const cases = []
     const piFiles = new Map()
+    // Every file is written and synced before anything is timed: the kernel writing dirty pages
+    // back would otherwise take a core from the first timings.
+    const files = []
     for (const [name, compactAt, options] of [
       ['compacted', [600, 1200, 1800, 2470], OPTIONS],
       ['uncompacted', [], OPTIONS],
@@ -192,8 +204,11 @@ async function main() {
       if (!piFiles.has(key)) {
         const piPath = join(dir, `pi-${piFiles.size}.jsonl`)
         piFiles.set(key, { path: piPath, entries: writePi(piPath, conv) })
+        syncFile(piPath)
       }
-      const { path: piPath, entries } = piFiles.get(key)
+      files.push({ name, options, cfPath, messages, ...piFiles.get(key) })
+    }
+    for (const { name, options, cfPath, messages, path: piPath, entries } of files) {
       log(`  ${name}: ${messages} messages, contextfold ${(statSync(cfPath).size / 1e6).toFixed(1)} MB; pi ${entries} entries, ${(statSync(piPath).size / 1e6).toFixed(1)} MB`)
 
       const writer = await time(() => {

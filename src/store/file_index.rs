@@ -18,17 +18,43 @@ use crate::error::{CfError, Code};
 use crate::message::{CompactionPart, Message, MessageError, Part, Role};
 use crate::policy::View;
 
-/// What of a message the view depends on; everything else is left out.
+/// What of a message the view depends on; everything else is left out (the same whether the
+/// message was read whole or only its `LightMessage` fields).
 pub fn skeleton(m: &Message) -> Message {
+    let compaction = m.compaction().map(|c| (c.hidden_from_id.clone(), c.tail_start_id.clone()));
+    skeleton_of(m.id.clone(), m.role, compaction, m.parent_id.clone(), m.summary, m.finish.clone(), m.error.is_some())
+}
+
+/// A skeleton: `compaction` gives the request's hidden range (`hiddenFromID`, `tailStartID`).
+fn skeleton_of(
+    id: String,
+    role: Role,
+    compaction: Option<(Option<String>, Option<String>)>,
+    parent_id: Option<String>,
+    summary: Option<bool>,
+    finish: Option<String>,
+    failed: bool,
+) -> Message {
+    let part = |(hidden_from_id, tail_start_id)| {
+        Part::Compaction(CompactionPart {
+            id: String::new(),
+            auto: true,
+            overflow: None,
+            hidden_from_id,
+            tail_start_id,
+            files: None,
+            extra: Map::new(),
+        })
+    };
     Message {
-        id: m.id.clone(),
-        role: m.role,
-        parts: m.compaction().map(|c| vec![Part::Compaction(c.clone())]).unwrap_or_default(),
+        id,
+        role,
+        parts: compaction.map(|c| vec![part(c)]).unwrap_or_default(),
         time: None,
-        parent_id: m.parent_id.clone(),
-        summary: m.summary,
-        finish: m.finish.clone(),
-        error: m.error.clone(),
+        parent_id,
+        summary,
+        finish,
+        error: failed.then(|| MessageError { name: String::new(), message: String::new() }),
         tokens: None,
         model: None,
         extra: Map::new(),
@@ -52,7 +78,7 @@ struct MsgInfo {
     prunes: Vec<Loc>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Index {
     infos: Vec<MsgInfo>,
     skeletons: Vec<Message>,
@@ -230,47 +256,22 @@ struct LightPart {
 
 impl LightMessage {
     fn skeleton(self) -> Message {
-        let parts = match self.role {
-            Role::User => self
-                .parts
-                .into_iter()
-                .find(|p| p.ty == "compaction")
-                .map(|p| {
-                    vec![Part::Compaction(CompactionPart {
-                        id: String::new(),
-                        auto: true,
-                        overflow: None,
-                        hidden_from_id: p.hidden,
-                        tail_start_id: p.tail,
-                        files: None,
-                        extra: Map::new(),
-                    })]
-                })
-                .unwrap_or_default(),
-            _ => Vec::new(),
+        let compaction = match self.role {
+            Role::User => self.parts.into_iter().find(|p| p.ty == "compaction").map(|p| (p.hidden, p.tail)),
+            _ => None,
         };
-        Message {
-            id: self.id,
-            role: self.role,
-            parts,
-            time: None,
-            parent_id: self.parent_id,
-            summary: self.summary,
-            finish: self.finish,
-            error: self.error.map(|_| MessageError { name: String::new(), message: String::new() }),
-            tokens: None,
-            model: None,
-            extra: Map::new(),
-        }
+        skeleton_of(self.id, self.role, compaction, self.parent_id, self.summary, self.finish, self.error.is_some())
     }
 }
 
 /// The index of a whole file, as a writer needs it.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Scanned {
     pub index: Index,
     /// Complete lines, the header included.
     pub lines: u64,
+    /// The offset after the last line indexed.
+    pub end: u64,
     /// The latest compaction entry.
     pub latest: Option<CompactionRecord>,
     /// An update marked `view` follows the latest compaction entry (a crash came between them).
@@ -285,7 +286,7 @@ const CHUNK: usize = 256 << 10;
 
 /// Reads every line of `[body, end)`, skipping message contents. `cancel` stops it early.
 pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Scanned> {
-    let mut out = Scanned { lines: 1, ..Default::default() };
+    let mut out = Scanned { lines: 1, end: layout.body, ..Default::default() };
     let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
     let cancelled = || cancel.load(Ordering::Relaxed).then(|| io::Error::new(io::ErrorKind::Interrupted, "closed"));
     loop {
@@ -300,7 +301,6 @@ pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Sca
             if let Some(e) = cancelled() {
                 return Err(e);
             }
-            out.lines += 1;
             if let Err(problem) = scan_line(&mut out, loc, loc.offset + line.len() as u64 + 1, line) {
                 out.warnings.push(Warning::at(loc, problem));
             }
@@ -309,42 +309,70 @@ pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Sca
     Ok(out)
 }
 
-/// Indexes one line at `loc`; the next line starts at `next`.
+/// What a line tells the index, however it was read.
+pub enum Noted {
+    Message(Message),
+    /// The new version's skeleton, and whether the line is marked as one that may change the view.
+    Update(Message, bool),
+    Prune(Vec<String>),
+    Compaction(CompactionRecord),
+    /// Nothing the index keeps (pins, entry types unknown to this version).
+    Nothing,
+}
+
+impl Scanned {
+    /// Indexes the line at `loc`; the next line starts at `next`.
+    pub fn note(&mut self, loc: Loc, next: u64, line: Noted) -> Result<(), String> {
+        self.lines += 1;
+        self.end = next;
+        match line {
+            Noted::Message(m) => {
+                let id = m.id.clone();
+                if !self.index.on_message(loc, next, m) {
+                    return Err(format!("message {id:?} was already added"));
+                }
+            }
+            Noted::Update(m, view) => {
+                self.stale |= view;
+                let id = m.id.clone();
+                if !self.index.on_update(loc, m) {
+                    return Err(format!("update of message {id:?}, which no earlier line adds"));
+                }
+            }
+            Noted::Prune(ids) => self.index.on_prune(&ids, loc),
+            Noted::Compaction(rec) => {
+                self.latest = Some(rec);
+                self.stale = false;
+            }
+            Noted::Nothing => {}
+        }
+        Ok(())
+    }
+}
+
+/// Indexes one line at `loc`, reading only what the index needs; the next line starts at `next`.
 pub fn scan_line(out: &mut Scanned, loc: Loc, next: u64, line: &[u8]) -> Result<(), String> {
     let light = |line: &[u8]| -> Result<LightLine, String> {
         serde_json::from_slice::<LightLine>(line).map_err(|e| format!("not a valid entry ({e})"))
     };
-    match format::kind(line)? {
-        Kind::Message => {
-            let m = light(line)?.message;
-            let id = m.id.clone();
-            if !out.index.on_message(loc, next, m.skeleton()) {
-                return Err(format!("message {id:?} was already added"));
-            }
+    let noted = match format::kind(line) {
+        Ok(Kind::Message) => light(line).map(|l| Noted::Message(l.message.skeleton())),
+        Ok(Kind::Update) => light(line).map(|l| Noted::Update(l.message.skeleton(), l.view)),
+        Ok(Kind::Prune) => format::parse_prune(line).map(|p| Noted::Prune(p.message_ids)),
+        Ok(Kind::Compaction) => format::parse_compaction(line).map(Noted::Compaction),
+        Ok(Kind::Pins) => format::parse_pins(line).map(|_| Noted::Nothing),
+        Ok(Kind::Header) => Err("a second header".into()),
+        Ok(Kind::Unknown) => Ok(Noted::Nothing),
+        Err(e) => Err(e),
+    };
+    match noted {
+        Ok(n) => out.note(loc, next, n),
+        Err(problem) => {
+            out.lines += 1;
+            out.end = next;
+            Err(problem)
         }
-        Kind::Update => {
-            let l = light(line)?;
-            out.stale |= l.view;
-            let id = l.message.id.clone();
-            if !out.index.on_update(loc, l.message.skeleton()) {
-                return Err(format!("update of message {id:?}, which no earlier line adds"));
-            }
-        }
-        Kind::Prune => {
-            let p = format::parse_prune(line)?;
-            out.index.on_prune(&p.message_ids, loc);
-        }
-        Kind::Compaction => {
-            out.latest = Some(format::parse_compaction(line)?);
-            out.stale = false;
-        }
-        Kind::Pins => {
-            format::parse_pins(line)?;
-        }
-        Kind::Header => return Err("a second header".into()),
-        Kind::Unknown => {}
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -388,7 +416,8 @@ mod tests {
     fn skeletons_keep_what_the_view_reads() {
         let req = request("r", Some("m3"), Some("m1"));
         let sk = skeleton(&req);
-        assert_eq!(sk.compaction(), req.compaction());
+        let range = |m: &Message| m.compaction().map(|c| (c.hidden_from_id.clone(), c.tail_start_id.clone()));
+        assert_eq!(range(&sk), range(&req));
         assert_eq!(sk.parts.len(), 1);
         let light = |v: Value| -> Message {
             let l: LightLine = serde_json::from_value(json!({ "message": v })).unwrap();
@@ -403,13 +432,13 @@ mod tests {
         ] {
             let m = msg(v.clone());
             let (a, b) = (skeleton(&m), light(v));
-            assert_eq!(a.is_completed_summary(), b.is_completed_summary());
-            assert_eq!(a.is_summary(), b.is_summary());
-            assert_eq!(a.parent_id, b.parent_id);
-            assert_eq!(
-                a.compaction().map(|c| (&c.tail_start_id, &c.hidden_from_id)),
-                b.compaction().map(|c| (&c.tail_start_id, &c.hidden_from_id))
-            );
+            // Read whole or light, a message gives the same skeleton, which the view reads as the
+            // message.
+            assert_eq!(a, b);
+            assert_eq!(a.is_completed_summary(), m.is_completed_summary());
+            assert_eq!(a.is_summary(), m.is_summary());
+            assert_eq!(a.parent_id, m.parent_id);
+            assert_eq!(range(&a), range(&m));
             assert_eq!(is_structural(&a), is_structural(&m));
         }
     }

@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
+use super::file_index::{skeleton, Noted, Scanned};
 use super::format::{CompactionRecord, Loc};
 use super::lines::{read_region, scan_back, split, Blocks, Layout, LineChunks, BLOCK};
 use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay, Replayed};
@@ -32,6 +33,9 @@ pub struct Loaded {
     pub base: Option<Base>,
     /// The pins the file recorded last (`None`: no line recorded any).
     pub pins: Option<Vec<Pin>>,
+    /// When asked for, and every line was read without a problem: the index a writer of the file
+    /// would build (so it need not read the file again).
+    pub scanned: Option<Scanned>,
 }
 
 impl Loaded {
@@ -105,33 +109,70 @@ pub fn io_error(path: &Path, e: &io::Error) -> CfError {
 /// Bytes parsed per step of a full read (shared by the decoding threads).
 const CHUNK: usize = 4 << 20;
 
-/// Every line, in order. With a `counter`, messages are counted as they are parsed.
-pub fn load_all(file: &File, layout: &Layout, path: &Path, recover: bool, counter: Option<&Counter>) -> Result<Loaded> {
+/// What a decoded line tells a writer's index (`None`: a line the index would not take).
+fn noted(decoded: &std::result::Result<Decoded, String>) -> Option<Noted> {
+    Some(match decoded.as_ref().ok()? {
+        Decoded::Message(m) => Noted::Message(skeleton(m)),
+        Decoded::Update(m, view) => Noted::Update(skeleton(m), *view),
+        Decoded::Prune(p) => Noted::Prune(p.message_ids.clone()),
+        Decoded::Compaction(rec) => Noted::Compaction(rec.clone()),
+        Decoded::Pins(_) | Decoded::Unknown => Noted::Nothing,
+        Decoded::Header => return None,
+    })
+}
+
+/// Every line, in order. With a `counter`, messages are counted as they are parsed; with `index`,
+/// the writer's index is built from the same lines.
+pub fn load_all(
+    file: &File,
+    layout: &Layout,
+    path: &Path,
+    recover: bool,
+    counter: Option<&Counter>,
+    index: bool,
+) -> Result<Loaded> {
     let mut reading = Reading { path, recover, warnings: Vec::new() };
     let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
     let mut replay = Replay::new(false, counter);
+    let mut scanned = index.then(|| Scanned { lines: 1, end: layout.body, ..Default::default() });
     let mut count = 0;
     while let Some(lines) = chunks.next_lines().map_err(|e| io_error(path, &e))? {
         count += lines.len() as u64;
-        for ((loc, _), decoded) in lines.iter().zip(decode_all(&lines, counter)) {
+        for ((loc, line), decoded) in lines.iter().zip(decode_all(&lines, counter)) {
+            if let Some(s) = scanned.as_mut() {
+                let next = loc.offset + line.len() as u64 + 1;
+                if noted(&decoded.0).is_none_or(|n| s.note(*loc, next, n).is_err()) {
+                    scanned = None;
+                }
+            }
             reading.apply(&mut replay, *loc, decoded)?;
         }
     }
     reading.torn(layout, count + 2);
     let pins = replay.take_pins();
     let (messages, counts) = replay.into_messages();
-    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None, pins })
+    // A line the load skipped or warned about: the writer's own scan decides what it makes of it.
+    let scanned = scanned.filter(|_| reading.warnings.is_empty());
+    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None, pins, scanned })
 }
 
 /// What the context needs: from the latest compaction entry when there is a usable one.
-pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: Option<&Counter>) -> Result<Loaded> {
+/// With `index`, a load that reads every line also builds the writer's index (`Loaded::scanned`).
+pub fn load(
+    file: &File,
+    layout: &Layout,
+    path: &Path,
+    recover: bool,
+    counter: Option<&Counter>,
+    index: bool,
+) -> Result<Loaded> {
     let scan = scan_back(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
     let next_line = scan.next_line();
     let Some((at, rec)) = scan.found else {
-        return load_all(file, layout, path, recover, counter);
+        return load_all(file, layout, path, recover, counter, index);
     };
     if rec.request.is_none() {
-        return load_all(file, layout, path, recover, counter);
+        return load_all(file, layout, path, recover, counter, index);
     }
     let mut reading = Reading { path, recover, warnings: Vec::new() };
     // The lines before the entry that the last run starts with, read with the ones the scan read.
@@ -143,10 +184,10 @@ pub fn load(file: &File, layout: &Layout, path: &Path, recover: bool, counter: O
     match tail_first(&src, (layout.body, layout.end), &rec, at, &mut reading, counter)? {
         Some(((messages, counts), base, pins)) => {
             reading.torn(layout, next_line);
-            Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins })
+            Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins, scanned: None })
         }
         None => {
-            let mut all = load_all(file, layout, path, recover, counter)?;
+            let mut all = load_all(file, layout, path, recover, counter, index)?;
             all.warnings.insert(
                 0,
                 Warning::at(at, "compaction entry does not match the file (a crash between writes?): read every line"),

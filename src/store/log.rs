@@ -81,7 +81,6 @@ impl LogWriter {
         let mut out = Scanned { lines: 1, ..Default::default() };
         for (k, entry) in entries.iter().enumerate().skip(1) {
             let n = k as u64 + 1;
-            out.lines += 1;
             if let Err(problem) = super::file_index::scan_line(&mut out, loc(n), n + 1, entry) {
                 out.warnings.push(Warning::at(loc(n), problem));
             }
@@ -214,7 +213,7 @@ pub fn load_tail(
     let path = Path::new(label);
     let mut reading = Reading { path, recover: false, warnings: Vec::new() };
     Ok(tail_first(&fetched, (2, end), &rec, loc(at), &mut reading, counter)?.map(|((messages, counts), base, pins)| {
-        Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins }
+        Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins, scanned: None }
     }))
 }
 
@@ -229,7 +228,7 @@ pub fn load_full(label: &str, entries: &[&[u8]], counter: Option<&Counter>) -> R
     }
     let pins = replay.take_pins();
     let (messages, counts) = replay.into_messages();
-    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None, pins })
+    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None, pins, scanned: None })
 }
 
 #[cfg(test)]

@@ -5,11 +5,15 @@
 //! load from scratch does, also after the counts or the messages beside them were corrupted.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
+use super::file_index::scan;
 use super::format::PruneRecord;
+use super::lines::{layout, Start};
+use super::load::load_all;
 use super::tests::{full_view, msg, opts, request, summary, user};
 use super::{header_entry, load_full, load_tail, plan, LogWriter, OpenOptions, SessionStore};
 use crate::message::{Message, Part, ToolState};
@@ -33,7 +37,8 @@ enum Op {
     },
     /// Flip the latest summary between completed and failed.
     FlipSummary,
-    Reopen,
+    /// Close the writer and open it again; with `true`, load the session with it before writing.
+    Reopen(bool),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -45,7 +50,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0usize..15, prop::option::of(0usize..30), prop::bool::weighted(0.8))
             .prop_map(|(tail_back, hidden_back, finished)| Op::Compact { tail_back, hidden_back, finished }),
         1 => Just(Op::FlipSummary),
-        1 => Just(Op::Reopen),
+        1 => any::<bool>().prop_map(Op::Reopen),
     ]
 }
 
@@ -111,6 +116,24 @@ fn counts_as_from_scratch(path: &Path, recover: bool, counters: &[Value]) {
         let scratch =
             History::from_messages_at(loaded.messages, loaded.base.unwrap_or_default(), o, &|| false).unwrap();
         assert_eq!(counts_of(&counted), counts_of(&scratch));
+    }
+}
+
+/// A load that reads every line, asked for the writer's index, builds the one a writer's scan of
+/// the file builds; when it warned about a line it builds none (the scan decides about it).
+fn full_loads_index_as_a_scan_does(path: &Path, recover: bool) {
+    let file = std::fs::File::open(path).unwrap();
+    let Ok(Start::Header(l)) = layout(&file).unwrap() else {
+        return;
+    };
+    let scanned = scan(&file, &l, &AtomicBool::new(false)).unwrap();
+    let Ok(loaded) = load_all(&file, &l, path, recover, None, true) else {
+        return;
+    };
+    if loaded.warnings.is_empty() {
+        assert_eq!(loaded.scanned, Some(scanned));
+    } else {
+        assert_eq!(loaded.scanned, None);
     }
 }
 
@@ -292,12 +315,17 @@ fn run(ops: &[Op], writer: usize) -> (tempfile::TempDir, PathBuf) {
                 log.write(|w| w.update(&s));
                 *model.find(id) = s;
             }
-            Op::Reopen => {
+            Op::Reopen(load) => {
                 store.close().unwrap();
                 store = open(&path, writer);
+                if *load {
+                    // A load that reads every line hands the writer its index (see below).
+                    store.load(Some(opts()), &|| false).unwrap();
+                }
                 log.reopen();
             }
         }
+        full_loads_index_as_a_scan_does(&path, false);
         // The file on disk is always what was applied in memory.
         let mut reader = SessionStore::open(&path, OpenOptions { read_only: true, ..Default::default() }).unwrap();
         assert_eq!(reader.load_all().unwrap(), model.messages);
@@ -377,6 +405,7 @@ proptest! {
         let (_dir, path) = run(&ops, writer);
         corrupt(&path, &edits);
         counts_as_from_scratch(&path, true, &counting());
+        full_loads_index_as_a_scan_does(&path, true);
     }
 }
 
@@ -395,7 +424,7 @@ fn a_long_sequence_with_many_compactions() {
                 finished: i % 7 != 0,
             },
             9 => Op::FlipSummary,
-            _ => Op::Reopen,
+            _ => Op::Reopen(i % 2 == 0),
         });
     }
     for writer in [0, 1, 4] {

@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::counts::writer_counter;
 use super::durability::Durability;
+use super::file_index::Scanned;
 use super::format::{self, Header, Loc, PruneRecord, VERSION};
 use super::lines::{layout, scan_back, Layout, Start};
 use super::load::{self, torn_warning, Loaded};
@@ -139,15 +140,16 @@ impl Loader {
 
     /// The messages the context needs (tail-first when the file has a compaction entry).
     pub fn context_messages(&self) -> Result<Loaded> {
-        self.context_messages_counted(None)
+        self.context_messages_counted(None, false)
     }
 
-    /// `context_messages`, counted with `counter` as they are parsed.
-    fn context_messages_counted(&self, counter: Option<&Counter>) -> Result<Loaded> {
+    /// `context_messages`, counted with `counter` as they are parsed; with `index`, a load of
+    /// every line also builds a writer's index of them.
+    fn context_messages_counted(&self, counter: Option<&Counter>, index: bool) -> Result<Loaded> {
         let (file, l) = self.open()?;
         match l {
             None => Ok(Loaded::default()),
-            Some(l) => load::load(&file, &l, &self.path, self.recover, counter),
+            Some(l) => load::load(&file, &l, &self.path, self.recover, counter, index),
         }
     }
 
@@ -156,7 +158,7 @@ impl Loader {
         let (file, l) = self.open()?;
         match l {
             None => Ok(Vec::new()),
-            Some(l) => Ok(self.report(load::load_all(&file, &l, &self.path, self.recover, None)?).0),
+            Some(l) => Ok(self.report(load::load_all(&file, &l, &self.path, self.recover, None, false)?).0),
         }
     }
 
@@ -180,13 +182,24 @@ impl Loader {
 
     /// A history of what the context needs; its `visible()` is what a full load would show.
     pub fn history(&self, given: Option<SessionOptions>, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
+        self.history_indexed(given, aborted, false).map(|(h, _)| h)
+    }
+
+    /// `history`; with `index`, also the writer's index when the load read every line.
+    fn history_indexed(
+        &self,
+        given: Option<SessionOptions>,
+        aborted: &(dyn Fn() -> bool + Sync),
+        index: bool,
+    ) -> Result<(History, Option<Scanned>)> {
         let opts = self.options(given)?;
         if aborted() {
             return Err(CfError::aborted());
         }
-        let mut loaded = self.context_messages_counted(Some(&opts.counter()?))?;
+        let mut loaded = self.context_messages_counted(Some(&opts.counter()?), index)?;
         self.warnings.add(std::mem::take(&mut loaded.warnings));
-        loaded.into_history(opts, aborted)
+        let scanned = loaded.scanned.take();
+        Ok((loaded.into_history(opts, aborted)?, scanned))
     }
 
     /// Writes every message, one JSON object per line, to `to` (through a temporary file renamed
@@ -433,9 +446,23 @@ impl SessionStore {
         out
     }
 
+    /// A writer whose file has no usable compaction entry (the load reads every line) takes its
+    /// index from the load instead of reading the file again.
     pub fn load(&mut self, opts: Option<SessionOptions>, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
-        let out = self.loader().and_then(|l| l.history(opts, aborted));
+        let index = self.writer.as_ref().is_some_and(|w| w.wants_index());
+        let out = self.loader().and_then(|l| l.history_indexed(opts, aborted, index));
+        let out = out.map(|(h, scanned)| {
+            if let (Some(w), Some(s)) = (self.writer.as_mut(), scanned) {
+                w.adopt_index(s);
+            }
+            h
+        });
         self.loaded(out)
+    }
+
+    #[cfg(test)]
+    pub fn index_from_load(&self) -> bool {
+        self.writer.as_ref().is_some_and(|w| w.index_from_load())
     }
 
     pub fn load_all(&mut self) -> Result<Vec<Message>> {

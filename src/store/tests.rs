@@ -488,6 +488,39 @@ fn a_stale_compaction_entry_falls_back_to_a_full_load_and_is_repaired() {
     assert!(check_equivalent(&path));
 }
 
+/// A writer whose first load reads every line takes its index from that load and goes on as one
+/// that read the file itself: known ids refused, a stale compaction entry repaired. After a
+/// tail-first load it reads the file itself.
+#[test]
+fn a_writer_takes_its_index_from_a_load_that_read_every_line() {
+    let (_d, path) = tmp();
+    let mut w = writer(&path);
+    for i in 0..10 {
+        w.append(&user(&format!("u{i}"), "words")).unwrap();
+    }
+    w.append(&request("r1", Some("u5"), None)).unwrap();
+    w.append(&summary("s1", "r1", true)).unwrap();
+    w.append(&request("r2", Some("u8"), None)).unwrap();
+    w.close().unwrap();
+    // A second summary, then its update marked failed; the writer dies before the entry.
+    append_raw(&path, &super::format::encode_message(&summary("s2", "r2", true), None));
+    append_raw(&path, &super::format::encode_update(&summary("s2", "r2", false), true, None));
+    let mut w = writer(&path);
+    let h = w.load(None, &|| false).unwrap();
+    assert_eq!(visible(&h)[0].id, "r1");
+    assert!(w.index_from_load());
+    assert_eq!(w.append(&user("u2", "again")).unwrap_err().code, Code::DuplicateId);
+    w.append(&user("u-next", "x")).unwrap();
+    assert_eq!(compaction_entries(&path).last().unwrap().request.as_ref().unwrap().id, "r1");
+    assert!(check_equivalent(&path));
+    w.close().unwrap();
+    let mut w = writer(&path);
+    w.load(None, &|| false).unwrap();
+    assert!(!w.index_from_load());
+    w.append(&user("u-last", "x")).unwrap();
+    assert!(check_equivalent(&path));
+}
+
 #[test]
 fn batch_durability_and_export() {
     let (dir, path) = tmp();

@@ -31,6 +31,8 @@ enum Known {
         handle: JoinHandle<io::Result<Scanned>>,
         cancel: Arc<AtomicBool>,
     },
+    /// Built by a load that read every line, taken in at the first write.
+    Scanned(Box<Scanned>),
     Ready {
         index: Box<Index>,
         /// What the latest compaction entry on file says (its body; the default: no entry).
@@ -123,6 +125,24 @@ impl Writer {
         };
     }
 
+    /// True while the file is not indexed yet and no scan has started.
+    pub fn wants_index(&self) -> bool {
+        matches!(self.known, Known::Unread(_))
+    }
+
+    /// Takes the index a load built of the whole file, if it covers exactly what the writer found.
+    pub fn adopt_index(&mut self, scanned: Scanned) {
+        if matches!(&self.known, Known::Unread(layout) if layout.end == scanned.end) {
+            self.known = Known::Scanned(Box::new(scanned));
+        }
+    }
+
+    /// The index waiting to be taken in came from a load.
+    #[cfg(test)]
+    pub fn index_from_load(&self) -> bool {
+        matches!(self.known, Known::Scanned(_))
+    }
+
     /// Waits for the index; then makes sure the latest compaction entry describes the file (a
     /// crash between a summary and its compaction entry leaves it behind).
     fn ready(&mut self) -> Result<()> {
@@ -134,23 +154,14 @@ impl Writer {
                     .map_err(|_| CfError::new(Code::Internal, "the index thread panicked"))
                     .and_then(|r| r.map_err(|e| super::io_error(&self.path, "cannot read", &e)));
                 match scanned {
-                    Ok(s) => {
-                        self.lines = s.lines;
-                        self.warnings.extend(s.warnings);
-                        let stale = s.stale;
-                        self.known = Known::Ready {
-                            index: Box::new(s.index),
-                            written: s.latest.map(|r| r.body()).unwrap_or_default(),
-                        };
-                        self.record_view(stale);
-                        self.commit()?;
-                    }
+                    Ok(s) => self.take_index(s)?,
                     Err(e) => {
                         self.known = Known::Failed(e.clone());
                         return Err(e);
                     }
                 }
             }
+            Known::Scanned(s) => self.take_index(*s)?,
             Known::Failed(e) => {
                 self.known = Known::Failed(e.clone());
                 return Err(e);
@@ -162,6 +173,15 @@ impl Writer {
             Known::Unread(_) => unreachable!("start_index ran"),
         }
         Ok(())
+    }
+
+    fn take_index(&mut self, s: Scanned) -> Result<()> {
+        self.lines = s.lines;
+        self.warnings.extend(s.warnings);
+        let stale = s.stale;
+        self.known = Known::Ready { index: Box::new(s.index), written: s.latest.map(|r| r.body()).unwrap_or_default() };
+        self.record_view(stale);
+        self.commit()
     }
 
     fn index(&mut self) -> &mut Index {
