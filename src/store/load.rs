@@ -121,16 +121,20 @@ fn noted(decoded: &std::result::Result<Decoded, String>) -> Option<Noted> {
     })
 }
 
-/// Every line, in order. With a `counter`, messages are counted as they are parsed; with `index`,
-/// the writer's index is built from the same lines.
-pub fn load_all(
-    file: &File,
-    layout: &Layout,
-    path: &Path,
-    recover: bool,
-    counter: Option<&Counter>,
-    index: bool,
-) -> Result<Loaded> {
+/// How a load reads.
+#[derive(Clone, Copy, Default)]
+pub struct How<'a> {
+    /// Skip corrupt lines (with a warning) instead of failing.
+    pub recover: bool,
+    /// Count the messages as they are parsed.
+    pub counter: Option<&'a Counter>,
+    /// A load that reads every line also builds a writer's index of them (`Loaded::scanned`).
+    pub index: bool,
+}
+
+/// Every line, in order.
+pub fn load_all(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
+    let How { recover, counter, index } = how;
     let mut reading = Reading { path, recover, warnings: Vec::new() };
     let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
     let mut replay = Replay::new(false, counter);
@@ -157,22 +161,15 @@ pub fn load_all(
 }
 
 /// What the context needs: from the latest compaction entry when there is a usable one.
-/// With `index`, a load that reads every line also builds the writer's index (`Loaded::scanned`).
-pub fn load(
-    file: &File,
-    layout: &Layout,
-    path: &Path,
-    recover: bool,
-    counter: Option<&Counter>,
-    index: bool,
-) -> Result<Loaded> {
+pub fn load(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
+    let How { recover, counter, .. } = how;
     let scan = scan_back(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
     let next_line = scan.next_line();
     let Some((at, rec)) = scan.found else {
-        return load_all(file, layout, path, recover, counter, index);
+        return load_all(file, layout, path, how);
     };
     if rec.request.is_none() {
-        return load_all(file, layout, path, recover, counter, index);
+        return load_all(file, layout, path, how);
     }
     let mut reading = Reading { path, recover, warnings: Vec::new() };
     // The lines before the entry that the last run starts with, read with the ones the scan read.
@@ -187,7 +184,7 @@ pub fn load(
             Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins, scanned: None })
         }
         None => {
-            let mut all = load_all(file, layout, path, recover, counter, index)?;
+            let mut all = load_all(file, layout, path, how)?;
             all.warnings.insert(
                 0,
                 Warning::at(at, "compaction entry does not match the file (a crash between writes?): read every line"),

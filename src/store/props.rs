@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::file_index::scan;
 use super::format::PruneRecord;
 use super::lines::{layout, Start};
-use super::load::load_all;
+use super::load::{load_all, How};
 use super::tests::{full_view, msg, opts, request, summary, user};
 use super::{header_entry, load_full, load_tail, plan, LogWriter, OpenOptions, SessionStore};
 use crate::message::{Message, Part, ToolState};
@@ -127,7 +127,7 @@ fn full_loads_index_as_a_scan_does(path: &Path, recover: bool) {
         return;
     };
     let scanned = scan(&file, &l, &AtomicBool::new(false)).unwrap();
-    let Ok(loaded) = load_all(&file, &l, path, recover, None, true) else {
+    let Ok(loaded) = load_all(&file, &l, path, How { recover, counter: None, index: true }) else {
         return;
     };
     if loaded.warnings.is_empty() {

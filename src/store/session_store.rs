@@ -13,7 +13,7 @@ use super::durability::Durability;
 use super::file_index::Scanned;
 use super::format::{self, Header, Loc, PruneRecord, VERSION};
 use super::lines::{layout, scan_back, Layout, Start};
-use super::load::{self, torn_warning, Loaded};
+use super::load::{self, torn_warning, How, Loaded};
 use super::lock::WriterLock;
 use super::replay::Replayed;
 use super::warning::{Warning, Warnings};
@@ -149,7 +149,7 @@ impl Loader {
         let (file, l) = self.open()?;
         match l {
             None => Ok(Loaded::default()),
-            Some(l) => load::load(&file, &l, &self.path, self.recover, counter, index),
+            Some(l) => load::load(&file, &l, &self.path, How { recover: self.recover, counter, index }),
         }
     }
 
@@ -158,7 +158,9 @@ impl Loader {
         let (file, l) = self.open()?;
         match l {
             None => Ok(Vec::new()),
-            Some(l) => Ok(self.report(load::load_all(&file, &l, &self.path, self.recover, None, false)?).0),
+            Some(l) => Ok(self
+                .report(load::load_all(&file, &l, &self.path, How { recover: self.recover, ..How::default() })?)
+                .0),
         }
     }
 

@@ -453,13 +453,9 @@ fn tail_first_loads_do_not_read_the_hidden_part() {
     assert!(e.message.contains("line 3"), "{}", e.message);
 }
 
-/// A crash right after a summary line costs nothing (the load applies it on top of the recorded
-/// view); a crash between a marked update and the compaction entry that follows it leaves the
-/// entry behind: loads notice, read everything, and the next writer writes a fresh entry.
-#[test]
-fn a_stale_compaction_entry_falls_back_to_a_full_load_and_is_repaired() {
-    let (_d, path) = tmp();
-    let mut w = writer(&path);
+/// Ten user messages, a compaction keeping the last five (completed), and a second request.
+fn compacted_then_asked_again(path: &Path) {
+    let mut w = writer(path);
     for i in 0..10 {
         w.append(&user(&format!("u{i}"), "words")).unwrap();
     }
@@ -467,6 +463,15 @@ fn a_stale_compaction_entry_falls_back_to_a_full_load_and_is_repaired() {
     w.append(&summary("s1", "r1", true)).unwrap();
     w.append(&request("r2", Some("u8"), None)).unwrap();
     w.close().unwrap();
+}
+
+/// A crash right after a summary line costs nothing (the load applies it on top of the recorded
+/// view); a crash between a marked update and the compaction entry that follows it leaves the
+/// entry behind: loads notice, read everything, and the next writer writes a fresh entry.
+#[test]
+fn a_stale_compaction_entry_falls_back_to_a_full_load_and_is_repaired() {
+    let (_d, path) = tmp();
+    compacted_then_asked_again(&path);
     // The second summary reaches the file; no compaction entry follows it.
     append_raw(&path, &super::format::encode_message(&summary("s2", "r2", true), None));
     assert!(check_equivalent(&path));
@@ -494,14 +499,7 @@ fn a_stale_compaction_entry_falls_back_to_a_full_load_and_is_repaired() {
 #[test]
 fn a_writer_takes_its_index_from_a_load_that_read_every_line() {
     let (_d, path) = tmp();
-    let mut w = writer(&path);
-    for i in 0..10 {
-        w.append(&user(&format!("u{i}"), "words")).unwrap();
-    }
-    w.append(&request("r1", Some("u5"), None)).unwrap();
-    w.append(&summary("s1", "r1", true)).unwrap();
-    w.append(&request("r2", Some("u8"), None)).unwrap();
-    w.close().unwrap();
+    compacted_then_asked_again(&path);
     // A second summary, then its update marked failed; the writer dies before the entry.
     append_raw(&path, &super::format::encode_message(&summary("s2", "r2", true), None));
     append_raw(&path, &super::format::encode_update(&summary("s2", "r2", false), true, None));
