@@ -260,10 +260,11 @@ impl Builder {
     }
 
     fn string(&self, s: &str) -> Result<napi_value> {
-        if let Some(create) = self.external_for(s.len(), || s.is_ascii()) {
+        let ascii = s.is_ascii();
+        if let Some(create) = self.external_for(s.len(), ascii) {
             return external(self.env, create, s.to_owned());
         }
-        self.copied_string(s, s.is_ascii())
+        self.copied_string(s, ascii)
     }
 
     /// `s` copied into the JS heap, `ascii` telling how to read it.
@@ -285,7 +286,7 @@ impl Builder {
     /// `string` of text the caller gives up: an external string takes its buffer as it is.
     fn owned_string<T: Stable>(&self, s: T) -> Result<napi_value> {
         let ascii = s.is_ascii();
-        match self.external_for(s.text().len(), || ascii) {
+        match self.external_for(s.text().len(), ascii) {
             Some(create) => external(self.env, create, s),
             None => self.copied_string(s.text(), ascii),
         }
@@ -293,8 +294,8 @@ impl Builder {
 
     /// How to make text of `len` bytes an external string, when it is long and `ascii` and this
     /// Node can.
-    fn external_for(&self, len: usize, ascii: impl FnOnce() -> bool) -> Option<ExternalLatin1> {
-        self.external.filter(|_| len >= EXTERNAL_MIN && ascii())
+    fn external_for(&self, len: usize, ascii: bool) -> Option<ExternalLatin1> {
+        self.external.filter(|_| len >= EXTERNAL_MIN && ascii)
     }
 
     fn number(&self, n: f64) -> Result<napi_value> {
