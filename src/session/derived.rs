@@ -35,8 +35,18 @@ impl DerivedList {
 
     /// The message at `i` changed.
     pub(super) fn reset(&mut self, i: usize) {
+        let digested = self.items[i].digest.get().is_some();
         self.items[i] = Derived::default();
-        self.undigested.push(i);
+        self.relist(i, digested);
+    }
+
+    /// Lists `i` for the next warm when it had a digest. One without is listed already (new or
+    /// changed since the last warm), or was passed over as hidden and is made when a prepare asks:
+    /// a session that never warms keeps a list no longer than itself.
+    fn relist(&mut self, i: usize, digested: bool) {
+        if digested {
+            self.undigested.push(i);
+        }
     }
 
     /// Drops the digests of the messages `visible` says the model no longer sees (a compaction
@@ -55,10 +65,16 @@ impl DerivedList {
         self.items.iter().filter(|d| d.digest.get().is_some()).count()
     }
 
+    /// Positions waiting for the next warm.
+    #[cfg(test)]
+    pub(super) fn listed(&self) -> usize {
+        self.undigested.len()
+    }
+
     /// The message at `i` was pruned: its block changed, its prompt shape did not.
     pub(super) fn forget_digest(&mut self, i: usize) {
-        self.items[i].digest = OnceLock::new();
-        self.undigested.push(i);
+        let digested = self.items[i].digest.take().is_some();
+        self.relist(i, digested);
     }
 }
 

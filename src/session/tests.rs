@@ -273,6 +273,24 @@ fn a_compaction_drops_the_digests_of_what_it_replaced() {
     assert_eq!(h.warm_compaction(), 2);
 }
 
+/// A session that never warms (no `AutoCompactor`) lists each message once, however often it
+/// changes; one warmed and changed again is listed again, once.
+#[test]
+fn updates_list_a_message_for_warming_once() {
+    let msgs = turns_with_outputs(2, |_| "bash");
+    let mut h = history(msgs.clone(), options(1_000_000));
+    for _ in 0..100 {
+        h.update(msgs[1].clone()).unwrap();
+    }
+    assert_eq!(h.derived.listed(), msgs.len());
+    assert_eq!(h.warm_compaction(), msgs.len());
+    for _ in 0..100 {
+        h.update(msgs[1].clone()).unwrap();
+    }
+    assert_eq!(h.derived.listed(), 1);
+    assert_eq!(h.warm_compaction(), 1);
+}
+
 #[test]
 fn a_dry_run_tells_the_usage_the_prune_leaves() {
     let mut msgs = turns_with_outputs(6, |_| "bash");
