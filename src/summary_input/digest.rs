@@ -27,6 +27,12 @@ impl Block {
         let text = Arc::new(text.into());
         Block { ascii: text.is_ascii(), text }
     }
+
+    /// The block with its secrets replaced, and how many, when it holds any.
+    pub fn redacted(&self) -> Option<(Block, u64)> {
+        let (out, n) = redact(&self.text);
+        (n > 0).then(|| (Block::new(out), n as u64))
+    }
 }
 
 impl std::ops::Deref for Block {
@@ -70,7 +76,7 @@ pub struct Digest {
 
 pub fn digest(m: &Message) -> Digest {
     let block = serialize_message(m).map(Block::new);
-    let redacted = block.as_deref().map(redact).filter(|(_, n)| *n > 0).map(|(out, n)| (Block::new(out), n as u64));
+    let redacted = block.as_ref().and_then(Block::redacted);
     let (read_files, modified_files) = message_files(m);
     let completed_summary = m.is_completed_summary();
     Digest { block, redacted, completed_summary, facts: message_facts(m), read_files, modified_files }

@@ -12,7 +12,6 @@ use super::commands::{failed_exit_code, group, identifying_line, program, Comman
 use super::digest::Block;
 use super::identifiers::{identifiers_in, identifiers_in_output};
 use super::prefilter::folds_to_ascii;
-use super::secrets::redact;
 use super::user_text::{decode_entities, is_constraint, may_hold_constraint, sentences, user_text};
 use crate::message::keep_head_and_tail;
 use crate::message::{Message, Part, ToolState};
@@ -142,8 +141,6 @@ fn last_text(m: &Message) -> Option<&str> {
     })
 }
 
-/// What one message adds to the facts, worked out from the message alone, so a session keeps it
-/// with the message and a prepare only gathers (see [`gather`]).
 /// How a message counts among the facts.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 enum Kind {
@@ -154,6 +151,8 @@ enum Kind {
     Other,
 }
 
+/// What one message adds to the facts, worked out from the message alone, so a session keeps it
+/// with the message and a prepare only gathers (see [`gather`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MessageFacts {
     kind: Kind,
@@ -207,9 +206,9 @@ pub fn message_facts(m: &Message) -> MessageFacts {
                 f.constraints = sentences(&text).into_iter().filter(|s| is_constraint(s)).map(str::to_string).collect();
             }
             identifiers_in(&text, &mut f.identifiers);
-            let (redacted, n) = redact(&text);
-            f.quoted_redacted = (n > 0).then(|| (Block::new(redacted), n as u64));
-            f.quoted = Some(Block::new(text));
+            let quoted = Block::new(text);
+            f.quoted_redacted = quoted.redacted();
+            f.quoted = Some(quoted);
         }
         return f;
     }
