@@ -146,6 +146,14 @@ export function storeSection(st) {
       `${st.runs} runs after a warm-up, each after a full GC and a turn of the event loop (finalizers run), file in the page cache; Node ${st.node}.`,
     '',
     table(['session', 'tokenizer', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', ...versions.map((v) => `pi ${v}`), `target (vs pi ${versions[0]})`], rows, `lllrrr${'r'.repeat(versions.length)}l`),
+    '',
+    `The same, as the first call of a fresh Node process (an agent resuming a session at start-up; modules imported before the clock starts, the file in the page cache): medians of ${st.freshRuns} processes per contender, the contenders alternating.`,
+    '',
+    table(
+      ['session', 'contextfold ms', ...versions.map((v) => `pi ${v}`)],
+      st.cases.map((c) => [NAMES[c.name] ?? c.name, ms(c.contextfoldFirstMs), ...c.pi.map((p) => `${ms(p.firstMs)}: ${p.firstRatio.toFixed(1)}×`)]),
+      `lr${'r'.repeat(versions.length)}`,
+    ),
   ].join('\n')
 }
 

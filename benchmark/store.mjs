@@ -6,9 +6,12 @@
 //   (c) the same with the exact o200k tokenizer (an OpenAI model)
 // contextfold: SessionStore.open(path) + store.load(options).toModelMessages()
 // pi:          SessionManager.open(path) + buildSessionContext() + convertToLlm(messages)
+// Each is also timed as the first call of a fresh Node process (an agent resuming a session at
+// start-up: nothing warm but the page cache), a process per run, the contenders alternating.
 // Run: node benchmark/store.mjs   (progress and a Markdown table on stderr, one JSON result on stdout;
 // also section 4 of `npm run bench`); `node scripts/with-node.mjs 24 node benchmark/store.mjs` adds
 // pi 0.87.1. Release build only: `npm run build` builds one.
+import { spawnSync } from 'node:child_process'
 import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -23,6 +26,8 @@ const { SessionStore, estimateTokens } = require('../native.js')
 export const MESSAGES = 10_000
 // Enough runs that a median of a few ms (the compacted case) holds on a shared machine.
 const RUNS = 15
+// Fresh processes per contender and session.
+const FRESH_RUNS = 5
 const MODEL = { providerID: 'anthropic', modelID: 'claude-sonnet-4-5', limit: { context: 200_000, output: 64_000 } }
 export const OPTIONS = { model: MODEL }
 const OPENAI = { providerID: 'openai', modelID: 'gpt-4o', limit: { context: 128_000, output: 16_384 } }
@@ -183,6 +188,43 @@ async function time(fn) {
   return { ms: median(ms), min: Math.min(...ms), out }
 }
 
+/** The contenders' calls, as `time` and `firstCall` run them. */
+const contextfold = (cfPath, options) => () => {
+  const store = SessionStore.open(cfPath)
+  const session = store.load(options)
+  const out = session.toModelMessages()
+  store.close()
+  return { out, length: session.length, tokens: session.usage().tokens, tokenizer: session.options.tokenizer }
+}
+const piCall = (pi, piPath) => () => {
+  const sm = pi.SessionManager.open(piPath)
+  const ctx = sm.buildSessionContext()
+  return pi.convertToLlm(ctx.messages)
+}
+
+/** A child's run: the first call of `who` in this process (modules imported untimed), in ms on stdout. */
+async function firstCallChild(who, path, options) {
+  const pi = who === 'contextfold' ? null : (await piVersions()).find((p) => p.version === who)?.pi
+  const call = pi ? piCall(pi, path) : contextfold(path, JSON.parse(options))
+  const t0 = now()
+  call()
+  console.log(msSince(t0))
+}
+
+/** Median ms of the first call of each contender (`[who, path]`) over `FRESH_RUNS` fresh processes each. */
+function firstCalls(contenders, options) {
+  const ms = new Map(contenders.map(([who]) => [who, []]))
+  for (let i = 0; i < FRESH_RUNS; i++) {
+    for (const [who, path] of contenders) {
+      const child = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--first', who, path, JSON.stringify(options)], { encoding: 'utf8' })
+      const t = Number(child.stdout.trim())
+      if (child.status !== 0 || !Number.isFinite(t)) throw new Error(`first call of ${who} failed: ${child.stderr}`)
+      ms.get(who).push(t)
+    }
+  }
+  return new Map([...ms].map(([who, xs]) => [who, median(xs)]))
+}
+
 async function main() {
   const pis = await piVersions()
   const dir = mkdtempSync(join(tmpdir(), 'contextfold-bench-store-'))
@@ -211,25 +253,20 @@ async function main() {
     for (const { name, options, cfPath, messages, path: piPath, entries } of files) {
       log(`  ${name}: ${messages} messages, contextfold ${(statSync(cfPath).size / 1e6).toFixed(1)} MB; pi ${entries} entries, ${(statSync(piPath).size / 1e6).toFixed(1)} MB`)
 
-      const writer = await time(() => {
-        const store = SessionStore.open(cfPath)
-        const session = store.load(options)
-        const out = session.toModelMessages()
-        store.close()
-        return { out, length: session.length, tokens: session.usage().tokens, tokenizer: session.options.tokenizer }
-      })
+      const writer = await time(contextfold(cfPath, options))
       const reader = await time(() => {
         const store = SessionStore.open(cfPath, { readOnly: true })
         return store.load(options).toModelMessages()
       })
       const piRows = []
       for (const { version, pi } of pis) {
-        const t = await time(() => {
-          const sm = pi.SessionManager.open(piPath)
-          const ctx = sm.buildSessionContext()
-          return pi.convertToLlm(ctx.messages)
-        })
+        const t = await time(piCall(pi, piPath))
         piRows.push({ version, ms: t.ms, messages: t.out.length, contextMB: JSON.stringify(t.out).length / 1e6, ratio: t.ms / writer.ms, ratioReadOnly: t.ms / reader.ms })
+      }
+      const first = firstCalls([['contextfold', cfPath], ...pis.map((p) => [p.version, piPath])], options)
+      for (const p of piRows) {
+        p.firstMs = first.get(p.version)
+        p.firstRatio = p.firstMs / first.get('contextfold')
       }
       const contextChars = JSON.stringify(writer.out.out).length
       const r = {
@@ -246,21 +283,27 @@ async function main() {
         contextMB: contextChars / 1e6,
         contextfoldMs: writer.ms,
         contextfoldReadOnlyMs: reader.ms,
+        contextfoldFirstMs: first.get('contextfold'),
         pi: piRows,
       }
       const vs = piRows.map((p) => `pi ${p.version} ${p.ms.toFixed(1)} ms: ${p.ratio.toFixed(1)}× (${p.ratioReadOnly.toFixed(1)}×)`).join('; ')
       log(`    contextfold (${r.tokenizer}) ${r.contextfoldMs.toFixed(1)} ms (read-only ${r.contextfoldReadOnlyMs.toFixed(1)} ms); ${vs}; context ${r.modelMessages} model messages, ${r.contextTokens} tokens (pi ${piRows[0].messages} messages)`)
+      log(`    first call in a fresh process: contextfold ${r.contextfoldFirstMs.toFixed(1)} ms; ${piRows.map((p) => `pi ${p.version} ${p.firstMs.toFixed(1)} ms: ${p.firstRatio.toFixed(1)}×`).join('; ')}`)
       cases.push(r)
     }
-    return { runs: RUNS, node: process.version, cases }
+    return { runs: RUNS, freshRuns: FRESH_RUNS, node: process.version, cases }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
 }
 
 if (isMain(import.meta.url)) {
-  const result = await main()
-  const { storeSection } = await import('./report.mjs')
-  log(`\n${storeSection(result)}`)
-  console.log(JSON.stringify(result))
+  if (process.argv[2] === '--first') {
+    await firstCallChild(process.argv[3], process.argv[4], process.argv[5])
+  } else {
+    const result = await main()
+    const { storeSection } = await import('./report.mjs')
+    log(`\n${storeSection(result)}`)
+    console.log(JSON.stringify(result))
+  }
 }
