@@ -16,6 +16,7 @@ import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeFil
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { now, msSince, median, log, isMain, settle } from './timing.mjs'
 import { rng } from './corpus-text.mjs'
 import { piVersions } from './pi-versions.mjs'
@@ -216,7 +217,7 @@ function firstCalls(contenders, options) {
   const ms = new Map(contenders.map(([who]) => [who, []]))
   for (let i = 0; i < FRESH_RUNS; i++) {
     for (const [who, path] of contenders) {
-      const child = spawnSync(process.execPath, [new URL(import.meta.url).pathname, '--first', who, path, JSON.stringify(options)], { encoding: 'utf8' })
+      const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--first', who, path, JSON.stringify(options)], { encoding: 'utf8' })
       const t = Number(child.stdout.trim())
       if (child.status !== 0 || !Number.isFinite(t)) throw new Error(`first call of ${who} failed: ${child.stderr}`)
       ms.get(who).push(t)
