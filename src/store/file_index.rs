@@ -367,11 +367,8 @@ pub fn scan_line(out: &mut Scanned, loc: Loc, next: u64, line: &[u8]) -> Result<
     };
     match noted {
         Ok(n) => out.note(loc, next, n),
-        Err(problem) => {
-            out.lines += 1;
-            out.end = next;
-            Err(problem)
-        }
+        // A line that does not read still counts, as one that tells the index nothing.
+        Err(problem) => out.note(loc, next, Noted::Nothing).and(Err(problem)),
     }
 }
 
