@@ -189,7 +189,7 @@ async function time(fn) {
   return { ms: median(ms), min: Math.min(...ms), out }
 }
 
-/** The contenders' calls, as `time` and `firstCall` run them. */
+/** The contenders' calls, as `time` and `firstCallChild` run them. */
 const contextfold = (cfPath, options) => () => {
   const store = SessionStore.open(cfPath)
   const session = store.load(options)
