@@ -1,6 +1,8 @@
 // Message lists carrying long texts reach JS as objects built in place (long ASCII strings as
 // external strings) instead of JSON text. Both encodings must give the same values: the same
 // own properties, plain prototypes, `__proto__` kept as data, numbers, nulls and non-ASCII text.
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { describe, expect, it } from 'vitest'
 
 import { Session, filterCompacted, importTranscript, toModelMessages } from '../native.js'
@@ -39,6 +41,17 @@ function messages(size: number): Message[] {
 }
 
 const plain = (v: unknown) => JSON.parse(JSON.stringify(v))
+
+v8.setFlagsFromString('--expose-gc')
+const gc = vm.runInNewContext('gc') as () => void
+
+/** Full collections, with a turn of the event loop between them (Node runs finalizers then). */
+async function collect(): Promise<void> {
+  for (let i = 0; i < 3; i++) {
+    gc()
+    await new Promise((r) => setImmediate(r))
+  }
+}
 
 function checkPrototypes(v: unknown): void {
   if (Array.isArray(v)) return v.forEach(checkPrototypes)
@@ -97,6 +110,31 @@ describe('large message lists', () => {
     await new Promise((r) => setImmediate(r))
     expect(out).toEqual(messages(200_000))
     expect(out[0]!.parts[0]).toMatchObject({ text: long('plain ascii words', 200_000) })
+  })
+
+  it('model messages keep their texts after the session replaces them and is collected', async () => {
+    // A message's long texts reach JS as the session's own bytes, shared, not copied.
+    const input = messages(100_000)
+    let s: Session | null = new Session({ model: MODEL })
+    for (const m of input) s.append(m)
+    const before = s.toModelMessages()
+    const expected = plain(before)
+    const seen = (v: unknown, text: string) => JSON.stringify(v).includes(JSON.stringify(text).slice(1, -1))
+    expect(seen(before, long('file.txt\n', 100_000))).toBe(true)
+    expect(seen(before, long('plain ascii words', 100_000))).toBe(true)
+    // Every text replaced: the session drops its own references to the old ones.
+    for (const m of input) {
+      s.update({ ...m, parts: m.parts.map((p) => (p.type === 'text' ? { ...p, text: long('changed', 100_000) } : p.type === 'tool' && p.state.status === 'completed' ? { ...p, state: { ...p.state, output: 'short' } } : p)) } as Message)
+    }
+    const after = s.toModelMessages()
+    expect(JSON.stringify(after)).not.toContain('file.txt')
+    s = null
+    await collect()
+    for (let i = 0; i < 20; i++) JSON.parse(JSON.stringify(messages(50_000)))
+    await collect()
+    expect(plain(before)).toEqual(expected)
+    expect(before).toEqual(expected)
+    expect(seen(after, long('changed', 100_000))).toBe(true)
   })
 
   it('imports of long transcripts keep their texts', () => {

@@ -99,7 +99,8 @@ pub fn apply(h: &mut History, plan: &ApplyPlan, summary: SummaryInput) -> Result
     let time = Time { created: now, completed: None };
     let request = Message::new(request_id.clone(), Role::User, vec![Part::Compaction(part)], Some(time));
     let summary_id = h.new_id("sum");
-    let text = TextPart { id: format!("{summary_id}_t"), text: summary.text, synthetic: None, extra: Map::new() };
+    let text =
+        TextPart { id: format!("{summary_id}_t"), text: summary.text.into(), synthetic: None, extra: Map::new() };
     let time = Time { created: now, completed: Some(now) };
     let mut answer = Message::new(summary_id, Role::Assistant, vec![Part::Text(text)], Some(time));
     answer.parent_id = Some(request_id);

@@ -19,7 +19,7 @@ pub fn replay(original: &Message, id: String, now: f64) -> Message {
             match p {
                 Part::File(f) if is_media(&f.mime) => Part::Text(TextPart {
                     id: part_id,
-                    text: markers::attached(&f.mime, f.display_name()),
+                    text: markers::attached(&f.mime, f.display_name()).into(),
                     synthetic: None,
                     extra: Default::default(),
                 }),

@@ -141,7 +141,7 @@ impl Reader {
             Some(Value::String(s)) => {
                 let m = &mut b.messages[mi];
                 let id = part_id(m.parts.len(), &m.id);
-                m.parts.push(Part::Text(TextPart { id, text: s.clone(), synthetic: None, extra: Map::new() }));
+                m.parts.push(Part::Text(TextPart { id, text: s.as_str().into(), synthetic: None, extra: Map::new() }));
                 json!(m.parts.len() - 1)
             }
             Some(Value::Array(items)) => Value::Array(items.iter().map(|it| item(self, line, mi, it, b)).collect()),
@@ -347,9 +347,9 @@ fn text(b: &mut Builder, mi: usize, it: &Value, reasoning: bool) -> Value {
     let text = str_field(it, "text").unwrap_or("").to_string();
     let extra = Map::from_iter([(PART.to_string(), Value::Object(without(it, &["text"])))]);
     m.parts.push(if reasoning {
-        Part::Reasoning(ReasoningPart { id, text, extra })
+        Part::Reasoning(ReasoningPart { id, text: text.into(), extra })
     } else {
-        Part::Text(TextPart { id, text, synthetic: None, extra })
+        Part::Text(TextPart { id, text: text.into(), synthetic: None, extra })
     });
     json!(m.parts.len() - 1)
 }

@@ -181,13 +181,13 @@ impl Reader {
         match ty {
             "text" => Part::Text(TextPart {
                 id,
-                text: str_field(p, "text").unwrap_or("").to_string(),
+                text: str_field(p, "text").unwrap_or("").into(),
                 synthetic: None,
                 extra: kept(p, &["type", "text"]),
             }),
             "reasoning" => Part::Reasoning(ReasoningPart {
                 id,
-                text: str_field(p, "text").unwrap_or("").to_string(),
+                text: str_field(p, "text").unwrap_or("").into(),
                 extra: kept(p, &["type", "text"]),
             }),
             "file" | "reasoning-file" if p.get("url").is_some_and(|u| u.as_str().is_some_and(|u| !u.is_empty())) => {
@@ -249,16 +249,14 @@ impl Reader {
             "input-streaming" | "approval-requested" => ToolState::Pending { input, extra: Map::new() },
             "input-available" => ToolState::Running { input, extra: Map::new() },
             "approval-responded" if approved == Some(false) => {
-                ToolState::Error { input, error: denied(), extra: Map::new() }
+                ToolState::Error { input, error: denied().into(), extra: Map::new() }
             }
             "approval-responded" => ToolState::Running { input, extra: Map::new() },
             "output-available" => completed(input, p),
-            "output-error" => ToolState::Error {
-                input,
-                error: str_field(p, "errorText").unwrap_or("").to_string(),
-                extra: Map::new(),
-            },
-            "output-denied" => ToolState::Error { input, error: denied(), extra: Map::new() },
+            "output-error" => {
+                ToolState::Error { input, error: str_field(p, "errorText").unwrap_or("").into(), extra: Map::new() }
+            }
+            "output-denied" => ToolState::Error { input, error: denied().into(), extra: Map::new() },
             other => {
                 if self.unknown.insert(format!("state {other}")) {
                     b.warn(line, format!("unknown AI SDK UI tool state {other:?}: read from the fields present"));
@@ -266,7 +264,7 @@ impl Reader {
                 if p.get("output").is_some() {
                     completed(input, p)
                 } else if let Some(error) = str_field(p, "errorText") {
-                    ToolState::Error { input, error: error.to_string(), extra: Map::new() }
+                    ToolState::Error { input, error: error.into(), extra: Map::new() }
                 } else {
                     ToolState::Pending { input, extra: Map::new() }
                 }
@@ -305,7 +303,7 @@ fn completed(input: Value, p: &Value) -> ToolState {
     if p.get("preliminary") == Some(&Value::Bool(true)) {
         extra.insert("preliminary".into(), Value::Bool(true));
     }
-    ToolState::Completed { input, output, title: None, compacted_at: None, attachments: None, extra }
+    ToolState::Completed { input, output: output.into(), title: None, compacted_at: None, attachments: None, extra }
 }
 
 /// `{ aiSdkUi: <p without mapped> }`, or nothing when nothing is left.

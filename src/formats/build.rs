@@ -227,7 +227,12 @@ impl Builder {
             return;
         }
         let id = Self::next_part_id(m);
-        m.parts.push(Part::Text(TextPart { id, text, synthetic: synthetic.then_some(true), extra: Map::new() }));
+        m.parts.push(Part::Text(TextPart {
+            id,
+            text: text.into(),
+            synthetic: synthetic.then_some(true),
+            extra: Map::new(),
+        }));
     }
 
     pub fn reasoning(m: &mut Message, text: impl Into<String>, extra: Map<String, Value>) {
@@ -236,7 +241,7 @@ impl Builder {
             return;
         }
         let id = Self::next_part_id(m);
-        m.parts.push(Part::Reasoning(ReasoningPart { id, text, extra }));
+        m.parts.push(Part::Reasoning(ReasoningPart { id, text: text.into(), extra }));
     }
 
     pub fn file(m: &mut Message, mime: &str, url: String, filename: Option<String>) {
@@ -312,7 +317,7 @@ impl Builder {
             ToolState::Completed { input, .. } | ToolState::Error { input, .. } => input,
         });
         part.state = match outcome {
-            Outcome::Err(error) => ToolState::Error { input, error, extra: Map::new() },
+            Outcome::Err(error) => ToolState::Error { input, error: error.into(), extra: Map::new() },
             Outcome::Ok { output, attachments } => {
                 let base = part.id.clone();
                 let files: Vec<FilePart> = attachments
@@ -328,7 +333,7 @@ impl Builder {
                     .collect();
                 ToolState::Completed {
                     input,
-                    output,
+                    output: output.into(),
                     title: None,
                     compacted_at: None,
                     attachments: (!files.is_empty()).then_some(files),

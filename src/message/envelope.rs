@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::part::{Part, ToolState};
+use super::Text;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -168,23 +169,31 @@ impl Message {
         self.tokens.as_ref().filter(|u| u.context_tokens() > 0)
     }
 
-    /// Bytes of the long strings it carries (texts, tool outputs and errors, file contents): what
-    /// its size is made of.
+    /// Its texts: text and reasoning parts, tool outputs and errors.
+    pub fn texts(&self) -> impl Iterator<Item = &Text> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Text(t) => Some(&t.text),
+            Part::Reasoning(r) => Some(&r.text),
+            Part::Tool(t) => match &t.state {
+                ToolState::Completed { output, .. } => Some(output),
+                ToolState::Error { error, .. } => Some(error),
+                ToolState::Pending { .. } | ToolState::Running { .. } => None,
+            },
+            Part::File(_) | Part::Compaction(_) | Part::Other(_) => None,
+        })
+    }
+
+    /// Bytes of the long strings it carries (its texts, file contents): what its size is made of.
     pub fn payload_len(&self) -> usize {
-        let part = |p: &Part| match p {
-            Part::Text(t) => t.text.len(),
-            Part::Reasoning(r) => r.text.len(),
+        let files = |p: &Part| match p {
             Part::File(f) => f.url.len(),
             Part::Tool(t) => match &t.state {
-                ToolState::Completed { output, attachments, .. } => {
-                    output.len() + attachments.iter().flatten().map(|a| a.url.len()).sum::<usize>()
-                }
-                ToolState::Error { error, .. } => error.len(),
-                ToolState::Pending { .. } | ToolState::Running { .. } => 0,
+                ToolState::Completed { attachments, .. } => attachments.iter().flatten().map(|a| a.url.len()).sum(),
+                _ => 0,
             },
-            Part::Compaction(_) | Part::Other(_) => 0,
+            _ => 0,
         };
-        self.parts.iter().map(part).sum()
+        self.texts().map(|t| t.len()).sum::<usize>() + self.parts.iter().map(files).sum::<usize>()
     }
 
     /// Its non-empty text parts, joined by newlines (`None` when there are none).

@@ -1,10 +1,12 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::Text;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TextPart {
     pub id: String,
-    pub text: String,
+    pub text: Text,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub synthetic: Option<bool>,
     #[serde(flatten)]
@@ -14,7 +16,7 @@ pub struct TextPart {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ReasoningPart {
     pub id: String,
-    pub text: String,
+    pub text: Text,
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -85,7 +87,7 @@ pub enum ToolState {
     Completed {
         #[serde(default)]
         input: Value,
-        output: String,
+        output: Text,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         title: Option<String>,
         /// The prune mark (epoch ms): the output is kept but reads as cleared.
@@ -99,7 +101,7 @@ pub enum ToolState {
     Error {
         #[serde(default)]
         input: Value,
-        error: String,
+        error: Text,
         #[serde(flatten)]
         extra: Map<String, Value>,
     },

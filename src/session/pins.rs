@@ -26,12 +26,12 @@ pub fn readable_text(m: &Message) -> String {
     let mut out: Vec<String> = Vec::new();
     for p in &m.parts {
         match p {
-            Part::Text(t) if !t.text.trim().is_empty() => out.push(t.text.clone()),
+            Part::Text(t) if !t.text.trim().is_empty() => out.push(t.text.to_string()),
             Part::Tool(t) => {
                 out.push(format!("{}({})", t.tool, t.state.input()));
                 match &t.state {
-                    ToolState::Completed { compacted_at: None, output, .. } => out.push(output.clone()),
-                    ToolState::Error { error, .. } => out.push(error.clone()),
+                    ToolState::Completed { compacted_at: None, output, .. } => out.push(output.to_string()),
+                    ToolState::Error { error, .. } => out.push(error.to_string()),
                     _ => {}
                 }
             }

@@ -302,7 +302,7 @@ mod tests {
             let mut m = tool_msg(id);
             let Part::Tool(t) = &mut m.parts[0] else { unreachable!() };
             let ToolState::Completed { output, .. } = &mut t.state else { unreachable!() };
-            *output = "out ".repeat(750);
+            *output = "out ".repeat(750).into();
             m
         };
         let lines: Vec<Vec<u8>> = (0..1000)

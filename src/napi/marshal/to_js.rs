@@ -1,7 +1,8 @@
 //! Rust values handed to JS as objects built in place: a serde `Serializer` whose output is
-//! `napi_value`s. Long ASCII strings (tool outputs, file contents) become external strings that
-//! point at a copy outside the JS heap, so V8 neither decodes them nor moves them through its
-//! young generation; a 50 MB context reaches JS several times faster than as JSON text.
+//! `napi_value`s. Long ASCII strings (tool outputs, file contents) become external strings outside
+//! the JS heap, so V8 neither decodes them nor moves them through its young generation; a 50 MB
+//! context reaches JS several times faster than as JSON text. A message's own texts (`Shared`) are
+//! shared with JS as they are; other long strings point at a copy.
 
 use rustc_hash::FxHashMap;
 use std::ffi::c_void;
@@ -62,6 +63,15 @@ pub trait Stable {
 impl Stable for String {
     fn text(&self) -> &str {
         self
+    }
+}
+
+impl Stable for crate::message::Text {
+    fn text(&self) -> &str {
+        self
+    }
+    fn is_ascii(&self) -> bool {
+        crate::message::Text::is_ascii(self)
     }
 }
 
@@ -166,6 +176,30 @@ pub fn build<T: Serialize + ?Sized>(env: &Env, value: &T) -> Result<napi_value> 
     value.serialize(&mut Builder::new(env))
 }
 
+/// Texts a value about to be built shows, by where their bytes are: a long one becomes an
+/// external string over those bytes, which it shares, rather than over a copy. Its bytes are not
+/// read, not even to see whether they are ASCII: the text knows.
+#[derive(Default)]
+pub struct Shared(FxHashMap<usize, crate::message::Text>);
+
+impl Shared {
+    pub fn add(&mut self, text: &crate::message::Text) {
+        if text.len() >= EXTERNAL_MIN {
+            self.0.insert(text.as_ptr() as usize, text.clone());
+        }
+    }
+
+    /// The text whose bytes `s` is, all of them.
+    fn take(&mut self, s: &str) -> Option<crate::message::Text> {
+        self.0.remove(&(s.as_ptr() as usize)).filter(|t| t.len() == s.len())
+    }
+}
+
+/// `build`, where the long texts of `shared` are shared with JS rather than copied.
+pub fn build_sharing<T: Serialize + ?Sized>(env: &Env, value: &T, shared: Shared) -> Result<napi_value> {
+    value.serialize(&mut Builder { shared, ..Builder::new(env) })
+}
+
 /// What every value of one serialization shares: the environment, and the property names made so
 /// far (the same few names recur on every message).
 ///
@@ -183,6 +217,7 @@ struct Builder {
     elements: Vec<napi_value>,
     /// `PUSH_ALL`, compiled when first needed.
     push_all: Option<napi_value>,
+    shared: Shared,
 }
 
 /// Arrays this long are filled by a JS call per `ARGS_MAX` elements: `napi_set_element` looks each
@@ -201,6 +236,7 @@ impl Builder {
             props: Vec::new(),
             elements: Vec::new(),
             push_all: None,
+            shared: Shared::default(),
         }
     }
 
@@ -259,7 +295,12 @@ impl Builder {
         Ok(f)
     }
 
-    fn string(&self, s: &str) -> Result<napi_value> {
+    fn string(&mut self, s: &str) -> Result<napi_value> {
+        if s.len() >= EXTERNAL_MIN {
+            if let Some(text) = self.shared.take(s) {
+                return self.owned_string(text);
+            }
+        }
         let ascii = s.is_ascii();
         if let Some(create) = self.external_for(s.len(), ascii) {
             return external(self.env, create, s.to_owned());

@@ -258,27 +258,24 @@ pub fn messages_to_js<'env, 'm, T: Serialize>(
     value: &T,
     messages: impl IntoIterator<Item = &'m Message>,
 ) -> Result<Unknown<'env>> {
+    let messages: Vec<&Message> = messages.into_iter().collect();
+    let bytes: usize = messages.iter().map(|m| m.payload_len()).sum();
     // Messages from AI SDK ModelMessages may give back binary data, which JSON text cannot carry.
-    let (count, bytes, binary) = messages.into_iter().fold((0, 0, false), |(n, b, bin), m| {
-        (n + 1, b + m.payload_len(), bin || m.extra.contains_key(crate::message::ai_sdk_layout::LAYOUT))
-    });
-    if binary {
-        return build(env, value);
-    }
-    texts_to_js(env, value, count, bytes)
-}
-
-/// `to_js` for a value whose `count` texts carry `bytes` in all: built in place when they are long.
-pub fn texts_to_js<'env, T: Serialize>(env: &'env Env, value: &T, count: usize, bytes: usize) -> Result<Unknown<'env>> {
-    if count == 0 || bytes < BUILD_MIN_AVERAGE * count {
+    let binary = messages.iter().any(|m| m.extra.contains_key(crate::message::ai_sdk_layout::LAYOUT));
+    if !binary && (messages.is_empty() || bytes < BUILD_MIN_AVERAGE * messages.len()) {
         return to_js(env, value);
     }
-    build(env, value)
+    let mut shared = super::to_js::Shared::default();
+    messages.iter().flat_map(|m| m.texts()).for_each(|t| shared.add(t));
+    built(env, super::to_js::build_sharing(env, value, shared))
 }
 
 fn build<'env, T: Serialize>(env: &'env Env, value: &T) -> Result<Unknown<'env>> {
-    let raw = super::to_js::build(env, value)
-        .map_err(|e| CfError::new(Code::Internal, format!("handing a value to JS: {e}")))?;
+    built(env, super::to_js::build(env, value))
+}
+
+fn built(env: &Env, raw: std::result::Result<napi::sys::napi_value, super::to_js::Error>) -> Result<Unknown<'_>> {
+    let raw = raw.map_err(|e| CfError::new(Code::Internal, format!("handing a value to JS: {e}")))?;
     // SAFETY: `raw` was just created in `env`'s current scope.
     Ok(unsafe { Unknown::from_raw_unchecked(env.raw(), raw) })
 }
