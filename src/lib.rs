@@ -4,6 +4,7 @@
 
 pub mod compaction;
 pub mod convert;
+mod cores;
 pub mod cost;
 pub mod error;
 pub mod formats;

@@ -98,7 +98,7 @@ impl History {
     pub fn warm_digests(&self, positions: &[usize]) -> usize {
         let missing: Vec<usize> =
             positions.iter().copied().filter(|&i| self.derived.items[i].digest.get().is_none()).collect();
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 8);
+        let threads = crate::cores::cores();
         let work = |i: &usize| {
             self.digest(*i);
         };

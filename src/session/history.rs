@@ -152,8 +152,7 @@ impl History {
         let counter = h.counter;
         // Threads only when there is counting to share: a store load finds most counts recorded.
         let missing = (0..len).filter(|&i| counts.get(i).is_none_or(Option::is_none)).count();
-        let threads =
-            if missing < CHUNK { 1 } else { std::thread::available_parallelism().map_or(1, |n| n.get()).min(8) };
+        let threads = if missing < CHUNK { 1 } else { crate::cores::cores() };
         let per_thread = messages.len().div_ceil(threads).max(CHUNK);
         let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
         let mut counts = counts.into_iter();

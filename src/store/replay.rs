@@ -66,7 +66,7 @@ pub fn decode_all(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Deco
     // another core costs about what it saves.
     const MIN_PER_THREAD: usize = 256 << 10;
     let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8).min(total / MIN_PER_THREAD).max(1);
+    let threads = crate::cores::cores().min(total / MIN_PER_THREAD).max(1);
     if threads == 1 {
         return lines.iter().map(|(_, l)| decode_counted(l, counter)).collect();
     }
