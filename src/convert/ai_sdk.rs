@@ -94,7 +94,7 @@ struct Out<'a> {
 
 struct Restorer<'a, 'o> {
     m: &'a Message,
-    ids: &'o [Option<String>],
+    ids: &'o [Option<Cow<'a, str>>],
     opts: &'o ConvertOptions,
     /// The output message holding each call, by part index.
     call_at: HashMap<usize, usize>,
@@ -105,7 +105,7 @@ struct Restorer<'a, 'o> {
 pub fn restore<'a>(
     m: &'a Message,
     layout: &'a [Value],
-    ids: &[Option<String>],
+    ids: &[Option<Cow<'a, str>>],
     opts: &ConvertOptions,
 ) -> Vec<Json<'a>> {
     let mut r = Restorer { m, ids, opts, call_at: HashMap::new(), answered: HashSet::new() };

@@ -3,8 +3,8 @@
 //! its call; call ids are unique even when the input reuses one. Messages imported from AI SDK
 //! `ModelMessage`s come back as they were (`Restored`), with their typed form for other shapes.
 
+use rustc_hash::FxHashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -96,7 +96,7 @@ pub enum AssistantContent<'a> {
     },
     ToolCall {
         #[serde(rename = "toolCallId")]
-        tool_call_id: String,
+        tool_call_id: Cow<'a, str>,
         #[serde(rename = "toolName")]
         tool_name: &'a str,
         input: Cow<'a, Value>,
@@ -108,7 +108,7 @@ pub struct ToolResult<'a> {
     #[serde(rename = "type")]
     pub(super) kind: &'static str,
     #[serde(rename = "toolCallId")]
-    pub tool_call_id: String,
+    pub tool_call_id: Cow<'a, str>,
     #[serde(rename = "toolName")]
     pub tool_name: &'a str,
     pub output: ToolOutput<'a>,
@@ -135,22 +135,22 @@ pub enum ContentItem<'a> {
     },
 }
 
-/// Makes tool-call ids unique across the output: a reused id gets a `_<n>` suffix.
-#[derive(Default)]
-struct CallIds(HashMap<String, u32>);
+/// Makes tool-call ids unique across the output: a reused id gets a `_<n>` suffix. Ids are
+/// borrowed from the parts: only a reused one makes a new string.
+struct CallIds<'a>(FxHashMap<Cow<'a, str>, u32>);
 
-impl CallIds {
+impl<'a> CallIds<'a> {
     /// The call id of each tool part of `m`, by part index.
-    fn of(&mut self, m: &Message) -> Vec<Option<String>> {
+    fn of(&mut self, m: &'a Message) -> Vec<Option<Cow<'a, str>>> {
         m.parts.iter().map(|p| if let Part::Tool(t) = p { Some(self.unique(t)) } else { None }).collect()
     }
 
-    fn unique(&mut self, part: &ToolPart) -> String {
-        let base = if part.call_id.is_empty() { &part.id } else { &part.call_id };
-        let mut n = match self.0.get_mut(base.as_str()) {
+    fn unique(&mut self, part: &'a ToolPart) -> Cow<'a, str> {
+        let base: &'a str = if part.call_id.is_empty() { &part.id } else { &part.call_id };
+        let mut n = match self.0.get_mut(base) {
             None => {
-                self.0.insert(base.clone(), 0);
-                return base.clone();
+                self.0.insert(Cow::Borrowed(base), 0);
+                return Cow::Borrowed(base);
             }
             Some(n) => {
                 *n += 1;
@@ -159,9 +159,9 @@ impl CallIds {
         };
         loop {
             let candidate = format!("{base}_{n}");
-            if !self.0.contains_key(&candidate) {
-                self.0.insert(candidate.clone(), 0);
-                return candidate;
+            if !self.0.contains_key(candidate.as_str()) {
+                self.0.insert(Cow::Owned(candidate.clone()), 0);
+                return Cow::Owned(candidate);
             }
             n += 1;
         }
@@ -183,7 +183,7 @@ where
 {
     let mut out = Vec::new();
     let mut ends = Vec::new();
-    let mut ids = CallIds::default();
+    let mut ids = CallIds(FxHashMap::default());
     for m in messages {
         if m.role == Role::Assistant && !sendable(m) {
             ends.push(out.len());
@@ -253,7 +253,12 @@ fn sendable(m: &Message) -> bool {
 }
 
 /// `call_ids[k]`: the call id of tool part `k`.
-fn assistant<'a>(m: &'a Message, opts: &ConvertOptions, call_ids: &[Option<String>], out: &mut Vec<ModelMessage<'a>>) {
+fn assistant<'a>(
+    m: &'a Message,
+    opts: &ConvertOptions,
+    call_ids: &[Option<Cow<'a, str>>],
+    out: &mut Vec<ModelMessage<'a>>,
+) {
     let mut calls: Vec<AssistantContent<'a>> = Vec::new();
     let mut results: Vec<ToolResult<'a>> = Vec::new();
     let flush =

@@ -28,7 +28,7 @@ pub enum OpenAiMessage<'a> {
         tool_calls: Vec<ToolCall<'a>>,
     },
     Tool {
-        tool_call_id: String,
+        tool_call_id: Cow<'a, str>,
         content: String,
     },
 }
@@ -62,7 +62,7 @@ pub struct FileData<'a> {
 
 #[derive(Debug, Serialize, PartialEq)]
 pub struct ToolCall<'a> {
-    pub id: String,
+    pub id: Cow<'a, str>,
     #[serde(rename = "type")]
     pub kind: &'static str,
     pub function: FunctionCall<'a>,

@@ -211,6 +211,8 @@ struct Builder {
     env: napi_env,
     external: Option<ExternalLatin1>,
     keys: FxHashMap<Box<str>, napi_value>,
+    /// Field and variant names (`&'static str`) by where they are: found without hashing text.
+    names: FxHashMap<(usize, usize), napi_value>,
     /// Fields of the objects being built, innermost last.
     props: Vec<sys::napi_property_descriptor>,
     /// Elements of the arrays being built, innermost last.
@@ -233,6 +235,7 @@ impl Builder {
             env: env.raw(),
             external: external_latin1(),
             keys: FxHashMap::default(),
+            names: FxHashMap::default(),
             props: Vec::new(),
             elements: Vec::new(),
             push_all: None,
@@ -368,6 +371,17 @@ impl Builder {
     }
 
     /// A property name; short ones are made once per call.
+    /// `key` of a name from the program's own text (field and variant names).
+    fn name(&mut self, name: &'static str) -> Result<napi_value> {
+        let at = (name.as_ptr() as usize, name.len());
+        if let Some(&k) = self.names.get(&at) {
+            return Ok(k);
+        }
+        let k = self.key(name)?;
+        self.names.insert(at, k);
+        Ok(k)
+    }
+
     fn key(&mut self, name: &str) -> Result<napi_value> {
         if let Some(&k) = self.keys.get(name) {
             return Ok(k);
@@ -529,7 +543,7 @@ impl<'a> ser::Serializer for &'a mut Builder {
         self.null()
     }
     fn serialize_unit_variant(self, _name: &'static str, _index: u32, variant: &'static str) -> Result<napi_value> {
-        self.key(variant)
+        self.name(variant)
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(self, name: &'static str, value: &T) -> Result<napi_value> {
         let env = self.env;
@@ -650,7 +664,7 @@ impl ser::SerializeStruct for Obj<'_> {
     type Ok = napi_value;
     type Error = Error;
     fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result<()> {
-        let k = self.b.key(key)?;
+        let k = self.b.name(key)?;
         let v = value.serialize(&mut *self.b)?;
         self.b.field(k, v);
         Ok(())
@@ -663,7 +677,7 @@ impl ser::SerializeStruct for Obj<'_> {
 
 /// Puts a finished variant body under its name.
 fn wrap(b: &mut Builder, outer: napi_value, name: &'static str, inner: napi_value) -> Result<napi_value> {
-    let (key, from) = (b.key(name)?, b.props.len());
+    let (key, from) = (b.name(name)?, b.props.len());
     b.field(key, inner);
     b.define(outer, from)?;
     Ok(outer)
