@@ -143,7 +143,7 @@ export function storeSection(st) {
     '## 4. Opening a long session and building the model context',
     '',
     `contextfold: \`SessionStore.open(path)\` (a writer, as an agent resuming it; in brackets \`readOnly: true\`) + \`store.load(options).toModelMessages()\` + \`close()\`. pi ${versions.join(' and ')}: \`SessionManager.open(path)\` + \`buildSessionContext()\` + \`convertToLlm(messages)\`, ms and contextfold's speed-up (read-only in brackets). The same synthetic conversation in both formats (user turns, assistant steps with tool calls and 4–11 KB outputs); ms are medians of ` +
-      `${st.runs} runs after a warm-up, each after a full GC and a turn of the event loop (finalizers run), file in the page cache; Node ${st.node}.`,
+      `${st.runs} runs after a warm-up, contextfold's two ways taking turns, each run after a full GC and a turn of the event loop (finalizers run), file in the page cache; Node ${st.node}.`,
     '',
     table(['session', 'tokenizer', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', ...versions.map((v) => `pi ${v}`), `target (vs pi ${versions[0]})`], rows, `lllrrr${'r'.repeat(versions.length)}l`),
     '',

@@ -175,18 +175,25 @@ function syncFile(path) {
   }
 }
 
-async function time(fn) {
-  fn() // warm-up (JIT, page cache, first-use costs)
-  const ms = []
-  let out
+/**
+ * Each of `fns` timed `RUNS` times, taking turns (a round is one call of each, in order), so that
+ * whatever the machine does meanwhile falls on all of them alike: the median, the fastest and
+ * the last output of each.
+ */
+async function timeTurns(fns) {
+  for (const fn of fns) fn() // warm-up (JIT, page cache, first-use costs)
+  const ms = fns.map(() => [])
+  const out = []
   for (let i = 0; i < RUNS; i++) {
-    out = undefined
-    await settle()
-    const t0 = now()
-    out = fn()
-    ms.push(msSince(t0))
+    for (const [k, fn] of fns.entries()) {
+      out[k] = undefined
+      await settle()
+      const t0 = now()
+      out[k] = fn()
+      ms[k].push(msSince(t0))
+    }
   }
-  return { ms: median(ms), min: Math.min(...ms), out }
+  return fns.map((_, k) => ({ ms: median(ms[k]), min: Math.min(...ms[k]), out: out[k] }))
 }
 
 /** The contenders' calls, as `time` and `firstCallChild` run them. */
@@ -254,14 +261,16 @@ async function main() {
     for (const { name, options, cfPath, messages, path: piPath, entries } of files) {
       log(`  ${name}: ${messages} messages, contextfold ${(statSync(cfPath).size / 1e6).toFixed(1)} MB; pi ${entries} entries, ${(statSync(piPath).size / 1e6).toFixed(1)} MB`)
 
-      const writer = await time(contextfold(cfPath, options))
-      const reader = await time(() => {
+      const readOnly = () => {
         const store = SessionStore.open(cfPath, { readOnly: true })
         return store.load(options).toModelMessages()
-      })
+      }
+      // contextfold's two ways take turns; each pi its own block of runs (see the README: with pi's
+      // calls between ours, the allocator has given a load's memory back before the next one).
+      const [writer, reader] = await timeTurns([contextfold(cfPath, options), readOnly])
       const piRows = []
       for (const { version, pi } of pis) {
-        const t = await time(piCall(pi, piPath))
+        const [t] = await timeTurns([piCall(pi, piPath)])
         piRows.push({ version, ms: t.ms, messages: t.out.length, contextMB: JSON.stringify(t.out).length / 1e6, ratio: t.ms / writer.ms, ratioReadOnly: t.ms / reader.ms })
       }
       const first = firstCalls([['contextfold', cfPath], ...pis.map((p) => [p.version, piPath])], options)
