@@ -6,7 +6,7 @@ import vm from 'node:vm'
 import { describe, expect, it } from 'vitest'
 
 import { Session, filterCompacted, importTranscript, toModelMessages } from '../native.js'
-import type { Message, ToolPart } from '../native.js'
+import type { Message, Part, ToolPart } from '../native.js'
 import { MODEL } from './helpers.js'
 
 // Whole repeats only: cutting would split a surrogate pair.
@@ -123,9 +123,13 @@ describe('large message lists', () => {
     expect(seen(before, long('file.txt\n', 100_000))).toBe(true)
     expect(seen(before, long('plain ascii words', 100_000))).toBe(true)
     // Every text replaced: the session drops its own references to the old ones.
-    for (const m of input) {
-      s.update({ ...m, parts: m.parts.map((p) => (p.type === 'text' ? { ...p, text: long('changed', 100_000) } : p.type === 'tool' && p.state.status === 'completed' ? { ...p, state: { ...p.state, output: 'short' } } : p)) } as Message)
+    const replaced = (p: Part): Part => {
+      if (p.type === 'text') return { ...p, text: long('changed', 100_000) }
+      const tool = p as ToolPart
+      if (tool.type === 'tool' && tool.state.status === 'completed') return { ...tool, state: { ...tool.state, output: 'short' } }
+      return p
     }
+    for (const m of input) s.update({ ...m, parts: m.parts.map(replaced) })
     const after = s.toModelMessages()
     expect(JSON.stringify(after)).not.toContain('file.txt')
     s = null
