@@ -3,7 +3,6 @@
 //! copies its text nor reads it (see `napi::marshal`). Whether a text is ASCII is decided once,
 //! when it is made, while its bytes are in cache.
 
-use std::borrow::{Borrow, Cow};
 use std::fmt;
 use std::ops::Deref;
 use std::sync::Arc;
@@ -39,18 +38,6 @@ impl Deref for Text {
     }
 }
 
-impl AsRef<str> for Text {
-    fn as_ref(&self) -> &str {
-        &self.bytes
-    }
-}
-
-impl Borrow<str> for Text {
-    fn borrow(&self) -> &str {
-        &self.bytes
-    }
-}
-
 impl From<&str> for Text {
     fn from(s: &str) -> Text {
         Text { ascii: s.is_ascii(), bytes: Arc::from(s) }
@@ -60,27 +47,6 @@ impl From<&str> for Text {
 impl From<String> for Text {
     fn from(s: String) -> Text {
         Text { ascii: s.is_ascii(), bytes: Arc::from(s) }
-    }
-}
-
-impl From<&String> for Text {
-    fn from(s: &String) -> Text {
-        Text::from(s.as_str())
-    }
-}
-
-impl From<Cow<'_, str>> for Text {
-    fn from(s: Cow<'_, str>) -> Text {
-        match s {
-            Cow::Borrowed(s) => Text::from(s),
-            Cow::Owned(s) => Text::from(s),
-        }
-    }
-}
-
-impl From<Text> for String {
-    fn from(t: Text) -> String {
-        t.bytes.as_ref().to_owned()
     }
 }
 
@@ -113,12 +79,6 @@ impl PartialEq<String> for Text {
 impl fmt::Debug for Text {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&*self.bytes, f)
-    }
-}
-
-impl fmt::Display for Text {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.bytes)
     }
 }
 
