@@ -2,6 +2,8 @@
 //! summary's Preserved section, recorded in each compaction request (so they survive
 //! `filterCompacted` and tail-first loads), and in the store as `pins` entries.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::message::{Message, Part, ToolState};
@@ -23,15 +25,16 @@ pub struct Pin {
 
 /// What the model reads of a message: its texts, and each tool call's input and result.
 pub fn readable_text(m: &Message) -> String {
-    let mut out: Vec<String> = Vec::new();
+    // Texts are borrowed until the join, which copies them once.
+    let mut out: Vec<Cow<'_, str>> = Vec::new();
     for p in &m.parts {
         match p {
-            Part::Text(t) if !t.text.trim().is_empty() => out.push(t.text.to_string()),
+            Part::Text(t) if !t.text.trim().is_empty() => out.push(Cow::Borrowed(&t.text)),
             Part::Tool(t) => {
-                out.push(format!("{}({})", t.tool, t.state.input()));
+                out.push(Cow::Owned(format!("{}({})", t.tool, t.state.input())));
                 match &t.state {
-                    ToolState::Completed { compacted_at: None, output, .. } => out.push(output.to_string()),
-                    ToolState::Error { error, .. } => out.push(error.to_string()),
+                    ToolState::Completed { compacted_at: None, output, .. } => out.push(Cow::Borrowed(output)),
+                    ToolState::Error { error, .. } => out.push(Cow::Borrowed(error)),
                     _ => {}
                 }
             }
