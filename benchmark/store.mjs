@@ -177,8 +177,8 @@ function syncFile(path) {
 
 /**
  * Each of `fns` timed `RUNS` times, taking turns (a round is one call of each, in order), so that
- * whatever the machine does meanwhile falls on all of them alike: the median, the fastest and
- * the last output of each.
+ * whatever the machine does meanwhile falls on all of them alike: the median and the last output
+ * of each.
  */
 async function timeTurns(fns) {
   for (const fn of fns) fn() // warm-up (JIT, page cache, first-use costs)
@@ -193,10 +193,10 @@ async function timeTurns(fns) {
       ms[k].push(msSince(t0))
     }
   }
-  return fns.map((_, k) => ({ ms: median(ms[k]), min: Math.min(...ms[k]), out: out[k] }))
+  return fns.map((_, k) => ({ ms: median(ms[k]), out: out[k] }))
 }
 
-/** The contenders' calls, as `time` and `firstCallChild` run them. */
+/** The contenders' calls, as `timeTurns` and `firstCallChild` run them. */
 const contextfold = (cfPath, options) => () => {
   const store = SessionStore.open(cfPath)
   const session = store.load(options)
