@@ -21,7 +21,7 @@ pub fn read_region(file: &File, start: u64, end: u64) -> io::Result<Vec<u8>> {
 
 /// Fills `buf` from `start`, in one read when the OS gives it all (`read_to_end` would read in
 /// steps from 8 KB up: four calls for a 64 KB block, a dozen for 4 MB).
-fn read_at(file: &File, start: u64, buf: &mut [u8]) -> io::Result<()> {
+pub fn read_at(file: &File, start: u64, buf: &mut [u8]) -> io::Result<()> {
     let mut f = file;
     f.seek(SeekFrom::Start(start))?;
     f.read_exact(buf).map_err(|e| match e.kind() {
@@ -213,16 +213,22 @@ impl BackScan {
 }
 
 /// The most bytes a backward scan keeps.
-const KEEP: u64 = 4 << 20;
+pub const KEEP: u64 = 4 << 20;
 
 /// Reads `[body, end)` backward in blocks until a line that starts with the compaction prefix
 /// parses (one that does not is passed over; the forward read reports it). Only lines written the
 /// canonical way are found (every compaction line this code writes); the cost is the bytes after
 /// that entry.
 pub fn scan_back(file: &File, body: u64, end: u64) -> io::Result<BackScan> {
+    Ok(scan_back_within(file, body, end, u64::MAX)?.expect("a scan without a limit reaches the header"))
+}
+
+/// `scan_back` over at most the last `limit` bytes (rounded up to blocks): `None` when they hold
+/// no entry and the file goes on before them.
+pub fn scan_back_within(file: &File, body: u64, end: u64, limit: u64) -> io::Result<Option<BackScan>> {
     let mut scan = BackScan::default();
     if end <= body {
-        return Ok(scan);
+        return Ok(Some(scan));
     }
     // The line being looked at ends with the `\n` at `line_end`; `after` lines follow it.
     let mut line_end = end - 1;
@@ -248,13 +254,12 @@ pub fn scan_back(file: &File, body: u64, end: u64) -> io::Result<BackScan> {
             scan.after += 1;
             line_end = start - 1;
         }
-        if scan.found.is_some() {
+        if scan.found.is_some() || lo == floor {
             scan.read = read.map(|r| r.with_front(lo, block));
-            return Ok(scan);
+            return Ok(Some(scan));
         }
-        if lo == floor {
-            scan.read = read.map(|r| r.with_front(lo, block));
-            return Ok(scan);
+        if end - lo >= limit {
+            return Ok(None);
         }
         later = block[..block.len().min(COMPACTION_PREFIX.len())].to_vec();
         read = read.filter(|_| end - lo <= KEEP).map(|r| r.with_front(lo, block));
@@ -575,6 +580,22 @@ mod tests {
         let (_d, f) = file_with(&bytes);
         let scan = scan_back(&f, body, bytes.len() as u64).unwrap();
         assert_eq!(scan.found.unwrap().0, Loc { offset: body, line: 2 });
+    }
+
+    #[test]
+    fn a_limited_scan_stops_after_its_limit() {
+        let mut bytes = header();
+        let body = bytes.len() as u64;
+        bytes.extend(compaction(2));
+        while bytes.len() < 3 * BLOCK {
+            bytes.extend_from_slice(b"{\"type\":\"prune\",\"compactedAt\":1}\n");
+        }
+        let end = bytes.len() as u64;
+        let (_d, f) = file_with(&bytes);
+        assert_eq!(scan_back_within(&f, body, end, BLOCK as u64).unwrap(), None);
+        let whole = scan_back_within(&f, body, end, 4 * BLOCK as u64).unwrap().unwrap();
+        assert_eq!(whole.found.as_ref().unwrap().0, Loc { offset: body, line: 2 });
+        assert_eq!(whole, scan_back(&f, body, end).unwrap());
     }
 
     #[test]

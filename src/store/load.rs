@@ -4,16 +4,19 @@
 //! lines it points to: the kept head (when a partial compaction kept one) and its patches, and
 //! everything from the first kept line to the end. The result is checked against the entry (the
 //! compaction it names must be the one the loaded messages show); when it is not, or when the
-//! entry's offsets do not fit the file, the whole file is read instead.
+//! entry's offsets do not fit the file, the whole file is read instead. When the last `KEEP` bytes
+//! hold no entry, the scan goes on parsing what it reads (`backward`): a file never compacted is
+//! read once, and the lines after an entry far back are not read twice.
 
 use std::borrow::Cow;
 use std::fs::File;
 use std::io;
 use std::path::Path;
 
+use super::backward::{parse_back, Back, Parsed};
 use super::file_index::{skeleton, Noted, Scanned};
 use super::format::{CompactionRecord, Loc};
-use super::lines::{read_region, scan_back, split, Blocks, Layout, LineChunks, BLOCK};
+use super::lines::{read_region, scan_back_within, split, BackScan, Blocks, Layout, LineChunks, BLOCK, KEEP};
 use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay, Replayed};
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
@@ -22,7 +25,7 @@ use crate::policy::{Base, Cut};
 use crate::session::{History, Pin, SessionOptions};
 use crate::tokens::{Counter, MessageCount};
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Loaded {
     pub messages: Vec<Message>,
     /// With a counter, the messages' token counts where they are known (as long as `messages`).
@@ -132,38 +135,102 @@ pub struct How<'a> {
     pub index: bool,
 }
 
-/// Every line, in order.
-pub fn load_all(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
-    let How { recover, counter, index } = how;
-    let mut reading = Reading { path, recover, warnings: Vec::new() };
-    let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
-    let mut replay = Replay::new(false, counter);
-    let mut scanned = index.then(|| Scanned { lines: 1, end: layout.body, ..Default::default() });
-    let mut count = 0;
-    while let Some(lines) = chunks.next_lines().map_err(|e| io_error(path, &e))? {
-        count += lines.len() as u64;
-        for ((loc, line), decoded) in lines.iter().zip(decode_all(&lines, counter)) {
-            if let Some(s) = scanned.as_mut() {
-                let next = loc.offset + line.len() as u64 + 1;
-                if noted(&decoded.0).is_none_or(|n| s.note(*loc, next, n).is_err()) {
-                    scanned = None;
-                }
-            }
-            reading.apply(&mut replay, *loc, decoded)?;
+/// Every line of a file applied in order: the messages, the warnings, and when asked for, the
+/// writer's index.
+struct Whole<'a> {
+    reading: Reading<'a>,
+    replay: Replay,
+    scanned: Option<Scanned>,
+    /// Lines applied.
+    count: u64,
+}
+
+impl<'a> Whole<'a> {
+    fn new(path: &'a Path, how: How, layout: &Layout) -> Whole<'a> {
+        Whole {
+            reading: Reading { path, recover: how.recover, warnings: Vec::new() },
+            replay: Replay::new(false, how.counter),
+            scanned: how.index.then(|| Scanned { lines: 1, end: layout.body, ..Default::default() }),
+            count: 0,
         }
     }
-    reading.torn(layout, count + 2);
-    let pins = replay.take_pins();
-    let (messages, counts) = replay.into_messages();
-    // A line the load skipped or warned about: the writer's own scan decides what it makes of it.
-    let scanned = scanned.filter(|_| reading.warnings.is_empty());
-    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None, pins, scanned })
+
+    /// The next line: where it starts, its length, what it parsed to.
+    fn apply(&mut self, loc: Loc, len: usize, decoded: Decode) -> Result<()> {
+        self.count += 1;
+        if let Some(s) = self.scanned.as_mut() {
+            if noted(&decoded.0).is_none_or(|n| s.note(loc, loc.offset + len as u64 + 1, n).is_err()) {
+                self.scanned = None;
+            }
+        }
+        self.reading.apply(&mut self.replay, loc, decoded)
+    }
+
+    fn finish(mut self, layout: &Layout) -> Loaded {
+        self.reading.torn(layout, self.count + 2);
+        let pins = self.replay.take_pins();
+        let (messages, counts) = self.replay.into_messages();
+        // A line the load skipped or warned about: the writer's own scan decides what it makes of it.
+        let scanned = self.scanned.filter(|_| self.reading.warnings.is_empty());
+        Loaded { messages, counts, warnings: self.reading.warnings, base: None, pins, scanned }
+    }
+}
+
+/// Every line, in order.
+pub fn load_all(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
+    let mut whole = Whole::new(path, how, layout);
+    let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
+    while let Some(lines) = chunks.next_lines().map_err(|e| io_error(path, &e))? {
+        for ((loc, line), decoded) in lines.iter().zip(decode_all(&lines, how.counter)) {
+            whole.apply(*loc, line.len(), decoded)?;
+        }
+    }
+    Ok(whole.finish(layout))
+}
+
+/// Every line, as `parse_back` parsed them.
+fn load_parsed(lines: Vec<Parsed>, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
+    let mut whole = Whole::new(path, how, layout);
+    for (loc, len, decoded) in lines {
+        whole.apply(loc, len, decoded)?;
+    }
+    Ok(whole.finish(layout))
+}
+
+/// How far from the end the backward scan looks for a compaction entry before it parses the lines
+/// it reads (0: from the end), and the pieces it then reads.
+#[cfg(not(test))]
+fn sizes() -> (u64, usize) {
+    (KEEP, CHUNK)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Tests make them small (see `sizes`) to take every path with small files.
+    pub static SIZES: std::cell::Cell<(u64, usize)> = const { std::cell::Cell::new((KEEP, CHUNK)) };
+}
+
+#[cfg(test)]
+fn sizes() -> (u64, usize) {
+    SIZES.get()
 }
 
 /// What the context needs: from the latest compaction entry when there is a usable one.
 pub fn load(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
     let How { recover, counter, .. } = how;
-    let scan = scan_back(file, layout.body, layout.end).map_err(|e| io_error(path, &e))?;
+    let io = |e: io::Error| io_error(path, &e);
+    let (near, piece) = sizes();
+    let scanned = if near == 0 { None } else { scan_back_within(file, layout.body, layout.end, near).map_err(io)? };
+    let (scan, parsed) = match scanned {
+        Some(scan) => (scan, None),
+        // No entry near the end: the rest is read once, and parsed as it is read.
+        None => match parse_back(file, layout.body, layout.end, piece, counter).map_err(io)? {
+            Back::All(lines) => return load_parsed(lines, layout, path, how),
+            Back::Found(at, rec, after) => {
+                (BackScan { found: Some((at, rec)), after: after.len() as u64, read: None }, Some(after))
+            }
+        },
+    };
     let next_line = scan.next_line();
     let Some((at, rec)) = scan.found else {
         return load_all(file, layout, path, how);
@@ -175,10 +242,10 @@ pub fn load(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loade
     // The lines before the entry that the last run starts with, read with the ones the scan read.
     let mut read = scan.read;
     if let Some(first) = rec.runs.last().map(|r| r.offset).filter(|&o| o >= layout.body && o < at.offset) {
-        read = read.map(|r| r.extend_to(file, first - 1)).transpose().map_err(|e| io_error(path, &e))?;
+        read = read.map(|r| r.extend_to(file, first - 1)).transpose().map_err(io)?;
     }
     let src = FileSource { file, read };
-    match tail_first(&src, (layout.body, layout.end), &rec, at, &mut reading, counter)? {
+    match tail_first(&src, (layout.body, layout.end), &rec, at, parsed, &mut reading, counter)? {
         Some(((messages, counts), base, pins)) => {
             reading.torn(layout, next_line);
             Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins, scanned: None })
@@ -268,11 +335,13 @@ pub type TailFirst = (Replayed, Base, Option<Vec<Pin>>);
 /// Loads the runs and patches `rec` (the entry at `at`) points to, the last run up to `end`;
 /// `None` when they do not fit the lines of `[body, end)`, or when an update that may change the
 /// view follows the entry (the writer stopped before the entry that would have followed it).
+/// `after`: the lines after the entry, when they were parsed already (else they are read).
 pub fn tail_first(
     src: &impl Source,
     (body, end): (u64, u64),
     rec: &CompactionRecord,
     at: Loc,
+    after: Option<Vec<Parsed>>,
     reading: &mut Reading<'_>,
     counter: Option<&Counter>,
 ) -> Result<Option<TailFirst>> {
@@ -288,8 +357,10 @@ pub fn tail_first(
     }
     // Every line to read, with where it is.
     let mut lines: SourceLines<'_> = Vec::new();
+    // Where the lines still to read end.
+    let read_to = after.as_ref().map_or(end, |a| a.first().map_or(end, |(loc, _, _)| loc.offset));
     for (k, run) in rec.runs.iter().enumerate() {
-        let until = if k + 1 == rec.runs.len() { end } else { run.end };
+        let until = if k + 1 == rec.runs.len() { read_to } else { run.end };
         if message_id(&src.line_at(run.offset, until).map_err(io)?.unwrap_or_default()).as_deref()
             != Some(run.id.as_str())
         {
@@ -316,14 +387,15 @@ pub fn tail_first(
     }
     let refs: Vec<(Loc, &[u8])> = lines.iter().map(|(loc, l)| (*loc, l.as_ref())).collect();
     let mut replay = Replay::new(true, counter);
-    for ((loc, _), decoded) in refs.iter().zip(decode_all(&refs, counter)) {
+    let decoded = refs.iter().map(|(loc, _)| *loc).zip(decode_all(&refs, counter));
+    for (loc, decoded) in decoded.chain(after.into_iter().flatten().map(|(loc, _, d)| (loc, d))) {
         if loc.offset > at.offset && matches!(decoded.0, Ok(Decoded::Update(_, true))) {
             return Ok(None);
         }
-        if !matches!(decoded.0, Ok(Decoded::Update(..) | Decoded::Prune(_)) | Err(_)) && rec.patches.contains(loc) {
+        if !matches!(decoded.0, Ok(Decoded::Update(..) | Decoded::Prune(_)) | Err(_)) && rec.patches.contains(&loc) {
             return Ok(None);
         }
-        reading.apply(&mut replay, *loc, decoded)?;
+        reading.apply(&mut replay, loc, decoded)?;
     }
     let pins = replay.take_pins();
     Ok(base_of(&replay, rec).map(|base| (replay.into_messages(), base, pins)))

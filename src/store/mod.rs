@@ -4,6 +4,7 @@
 //! - `format`: the lines (header, `message`, `update`, `prune`, `compaction`)
 //! - `counts`: the token counts a message line carries, and when a load may use them
 //! - `lines`: layout of a file, regions, the backward scan to the latest compaction entry
+//! - `backward`: past the file's last few MB, the same scan parsing what it reads
 //! - `replay`: entries applied in order give the messages
 //! - `load`: full and tail-first loads
 //! - `file_index`: what a writer knows (ids, line offsets, compaction structure)
@@ -12,6 +13,7 @@
 //! - `session_store`: `SessionStore`, tying them together
 //! - `log`: the same entries kept in a database (the caller does the I/O)
 
+mod backward;
 mod counts;
 mod durability;
 mod file_index;

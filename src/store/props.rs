@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::file_index::scan;
 use super::format::PruneRecord;
 use super::lines::{layout, Start};
-use super::load::{load_all, How};
+use super::load::{load, load_all, How, SIZES};
 use super::tests::{full_view, msg, opts, request, summary, user};
 use super::{header_entry, load_full, load_tail, plan, LogWriter, OpenOptions, SessionStore};
 use crate::message::{Message, Part, ToolState};
@@ -134,6 +134,25 @@ fn full_loads_index_as_a_scan_does(path: &Path, recover: bool) {
         assert_eq!(loaded.scanned, Some(scanned));
     } else {
         assert_eq!(loaded.scanned, None);
+    }
+}
+
+/// A load that parses backward from the end as it reads (what a file without a compaction entry
+/// near its end gets) gives what the scan-then-read load gives, with pieces of any size: the same
+/// messages, counts, view, warnings and writer's index, or the same error.
+fn parsing_from_the_end_loads_the_same(path: &Path, recover: bool) {
+    let file = std::fs::File::open(path).unwrap();
+    let Ok(Start::Header(l)) = layout(&file).unwrap() else {
+        return;
+    };
+    let counter = opts().counter().unwrap();
+    let how = How { recover, counter: Some(&counter), index: true };
+    let usual = load(&file, &l, path, how).map_err(|e| e.message);
+    for piece in [1, 97, 4096] {
+        let before = SIZES.replace((0, piece));
+        let parsed = load(&file, &l, path, how).map_err(|e| e.message);
+        SIZES.set(before);
+        assert_eq!(parsed, usual, "pieces of {piece} bytes");
     }
 }
 
@@ -326,6 +345,7 @@ fn run(ops: &[Op], writer: usize) -> (tempfile::TempDir, PathBuf) {
             }
         }
         full_loads_index_as_a_scan_does(&path, false);
+        parsing_from_the_end_loads_the_same(&path, false);
         // The file on disk is always what was applied in memory.
         let mut reader = SessionStore::open(&path, OpenOptions { read_only: true, ..Default::default() }).unwrap();
         assert_eq!(reader.load_all().unwrap(), model.messages);
@@ -406,6 +426,7 @@ proptest! {
         corrupt(&path, &edits);
         counts_as_from_scratch(&path, true, &counting());
         full_loads_index_as_a_scan_does(&path, true);
+        parsing_from_the_end_loads_the_same(&path, true);
     }
 }
 
