@@ -1,14 +1,19 @@
 //! Reading a file backward in large pieces and parsing each piece as it comes. When the end of a
 //! file holds no compaction entry (never compacted, or compacted long ago), the backward scan
 //! would read on to the header and the load would then read the whole file again; this reads it
-//! once, and parses each piece while its bytes are in cache.
+//! once, and parses each piece while its bytes are in cache. The parsed lines are held until the
+//! first one is read (they are applied in file order), so what they hold is about what the
+//! messages they make hold: an update that a newer one replaces is kept as its skeleton only.
 
 use std::fs::File;
 use std::io;
 
+use rustc_hash::FxHashSet;
+
+use super::file_index::skeleton;
 use super::format::{parse_compaction, CompactionRecord, Loc, COMPACTION_PREFIX};
 use super::lines::{read_at, split};
-use super::replay::{decode_all, Decode};
+use super::replay::{decode_all, Decode, Decoded};
 use crate::tokens::Counter;
 
 /// A line parsed: where it starts, its length without the `\n`, what it parsed to.
@@ -33,6 +38,8 @@ pub fn parse_back(file: &File, body: u64, end: u64, size: usize, counter: Option
     let parse = |lines: &[(Loc, &[u8])]| -> Vec<Parsed> {
         lines.iter().zip(decode_all(lines, counter)).map(|((loc, line), d)| (*loc, line.len(), d)).collect()
     };
+    // Messages a (newer) update was read for.
+    let mut updated = FxHashSet::default();
     // One buffer for every piece, and the bytes from `hi` to the end of the line that crosses it.
     let mut buf: Vec<u8> = Vec::new();
     let mut carry: Vec<u8> = Vec::new();
@@ -59,11 +66,27 @@ pub fn parse_back(file: &File, body: u64, end: u64, size: usize, counter: Option
                 }
             }
         }
-        pieces.push(parse(&lines));
+        let mut piece = parse(&lines);
+        supersede(&mut piece, &mut updated);
+        pieces.push(piece);
         carry = bytes[..=first].to_vec();
         hi = lo;
     }
     Ok(Back::All(numbered(pieces, 2)))
+}
+
+/// Keeps an update that a newer update of the same message (read before, reading backward) will
+/// replace whole as its skeleton, which is what the writer's index reads of it: a file of many
+/// updates holds one whole version of a message until the lines are applied, not every version.
+fn supersede(piece: &mut [Parsed], updated: &mut FxHashSet<String>) {
+    for (_, _, (decoded, count)) in piece.iter_mut().rev() {
+        if let Ok(Decoded::Update(m, _)) = decoded {
+            if !updated.insert(m.id.clone()) {
+                *m = skeleton(m);
+                *count = None;
+            }
+        }
+    }
 }
 
 /// The lines of `pieces` (newest first) in file order, numbered from `first`.
@@ -126,6 +149,31 @@ mod tests {
                 offset += line.len() as u64;
             }
         }
+    }
+
+    #[test]
+    fn an_update_a_newer_one_replaces_is_kept_as_its_skeleton() {
+        let mut bytes = header();
+        let body = bytes.len() as u64;
+        bytes.extend(message(1, 50));
+        bytes.extend(message(2, 50));
+        for pad in [60, 70, 80] {
+            let line = String::from_utf8(message(1, pad)).unwrap().replacen("\"message\",", "\"update\",", 1);
+            bytes.extend(line.into_bytes());
+        }
+        let (_d, f) = file_with(&bytes);
+        let Back::All(got) = parse_back(&f, body, bytes.len() as u64, 100, None).unwrap() else {
+            panic!("no compaction entry here")
+        };
+        let parts: Vec<(&str, usize)> = got
+            .iter()
+            .map(|(_, _, (d, _))| match d {
+                Ok(Decoded::Message(m)) => ("message", m.parts.len()),
+                Ok(Decoded::Update(m, _)) => ("update", m.parts.len()),
+                _ => panic!("{d:?}"),
+            })
+            .collect();
+        assert_eq!(parts, [("message", 1), ("message", 1), ("update", 0), ("update", 0), ("update", 1)]);
     }
 
     #[test]
