@@ -370,7 +370,6 @@ impl Builder {
         Ok(out)
     }
 
-    /// A property name; short ones are made once per call.
     /// `key` of a name from the program's own text (field and variant names).
     fn name(&mut self, name: &'static str) -> Result<napi_value> {
         let at = (name.as_ptr() as usize, name.len());
@@ -382,6 +381,7 @@ impl Builder {
         Ok(k)
     }
 
+    /// A property name; short ones are made once per call.
     fn key(&mut self, name: &str) -> Result<napi_value> {
         if let Some(&k) = self.keys.get(name) {
             return Ok(k);
