@@ -135,9 +135,9 @@ pub struct How<'a> {
     pub index: bool,
 }
 
-/// Every line of a file applied in order: the messages, the warnings, and when asked for, the
-/// writer's index.
-struct Whole<'a> {
+/// Every line of a file (or of a log's entries) applied in order: the messages, the warnings, and
+/// when asked for, the writer's index.
+pub struct Whole<'a> {
     reading: Reading<'a>,
     replay: Replay,
     scanned: Option<Scanned>,
@@ -146,17 +146,18 @@ struct Whole<'a> {
 }
 
 impl<'a> Whole<'a> {
-    fn new(path: &'a Path, how: How, layout: &Layout) -> Whole<'a> {
+    /// `body`: where the lines start (the index's first offset).
+    pub fn new(path: &'a Path, how: How, body: u64) -> Whole<'a> {
         Whole {
             reading: Reading { path, recover: how.recover, warnings: Vec::new() },
             replay: Replay::new(false, how.counter),
-            scanned: how.index.then(|| Scanned { lines: 1, end: layout.body, ..Default::default() }),
+            scanned: how.index.then(|| Scanned { lines: 1, end: body, ..Default::default() }),
             count: 0,
         }
     }
 
     /// The next line: where it starts, its length, what it parsed to.
-    fn apply(&mut self, loc: Loc, len: usize, decoded: Decode) -> Result<()> {
+    pub fn apply(&mut self, loc: Loc, len: usize, decoded: Decode) -> Result<()> {
         self.count += 1;
         if let Some(s) = self.scanned.as_mut() {
             if noted(&decoded.0).is_none_or(|n| s.note(loc, loc.offset + len as u64 + 1, n).is_err()) {
@@ -166,8 +167,11 @@ impl<'a> Whole<'a> {
         self.reading.apply(&mut self.replay, loc, decoded)
     }
 
-    fn finish(mut self, layout: &Layout) -> Loaded {
-        self.reading.torn(layout, self.count + 2);
+    /// `layout`: the file's, to report a torn last line.
+    pub fn finish(mut self, layout: Option<&Layout>) -> Loaded {
+        if let Some(layout) = layout {
+            self.reading.torn(layout, self.count + 2);
+        }
         let pins = self.replay.take_pins();
         let (messages, counts) = self.replay.into_messages();
         // A line the load skipped or warned about: the writer's own scan decides what it makes of it.
@@ -178,23 +182,23 @@ impl<'a> Whole<'a> {
 
 /// Every line, in order.
 pub fn load_all(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
-    let mut whole = Whole::new(path, how, layout);
+    let mut whole = Whole::new(path, how, layout.body);
     let mut chunks = LineChunks::new(file, Loc { offset: layout.body, line: 2 }, layout.end, CHUNK);
     while let Some(lines) = chunks.next_lines().map_err(|e| io_error(path, &e))? {
         for ((loc, line), decoded) in lines.iter().zip(decode_all(&lines, how.counter)) {
             whole.apply(*loc, line.len(), decoded)?;
         }
     }
-    Ok(whole.finish(layout))
+    Ok(whole.finish(Some(layout)))
 }
 
 /// Every line, as `parse_back` parsed them.
 fn load_parsed(lines: Vec<Parsed>, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
-    let mut whole = Whole::new(path, how, layout);
+    let mut whole = Whole::new(path, how, layout.body);
     for (loc, len, decoded) in lines {
         whole.apply(loc, len, decoded)?;
     }
-    Ok(whole.finish(layout))
+    Ok(whole.finish(Some(layout)))
 }
 
 /// How far from the end the backward scan looks for a compaction entry before it parses the lines

@@ -14,8 +14,8 @@ use serde_json::Value;
 use super::counts::writer_counter;
 use super::file_index::{is_structural, skeleton, Index, Scanned};
 use super::format::{self, CompactionRecord, Header, Loc, PruneRecord, VERSION};
-use super::load::{tail_first, Loaded, Reading, Source, SourceLines};
-use super::replay::{decode_all, Replay};
+use super::load::{tail_first, How, Loaded, Reading, Source, SourceLines, Whole};
+use super::replay::decode_all;
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
@@ -226,16 +226,12 @@ pub fn load_tail(
 
 /// Every entry after the header (numbered from 2, in order), replayed.
 pub fn load_full(label: &str, entries: &[&[u8]], counter: Option<&Counter>) -> Result<Loaded> {
-    let path = Path::new(label);
-    let mut reading = Reading { path, recover: false, warnings: Vec::new() };
     let lines: Vec<(Loc, &[u8])> = entries.iter().enumerate().map(|(k, e)| (loc(k as u64 + 2), *e)).collect();
-    let mut replay = Replay::new(false, counter);
-    for ((at, _), decoded) in lines.iter().zip(decode_all(&lines, counter)) {
-        reading.apply(&mut replay, *at, decoded)?;
+    let mut whole = Whole::new(Path::new(label), How { counter, ..How::default() }, 0);
+    for ((at, line), decoded) in lines.iter().zip(decode_all(&lines, counter)) {
+        whole.apply(*at, line.len(), decoded)?;
     }
-    let pins = replay.take_pins();
-    let (messages, counts) = replay.into_messages();
-    Ok(Loaded { messages, counts, warnings: reading.warnings, base: None, pins, scanned: None })
+    Ok(whole.finish(None))
 }
 
 #[cfg(test)]
