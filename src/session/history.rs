@@ -150,42 +150,47 @@ impl History {
             }
         }
         let counter = h.counter;
+        let entry = |msg: Message, count: Option<MessageCount>| match count {
+            Some((parts, tokens)) => Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens },
+            None => Entry::new(msg, &counter),
+        };
         // Threads only when there is counting to share: a store load finds most counts recorded.
         let missing = (0..len).filter(|&i| counts.get(i).is_none_or(Option::is_none)).count();
         let threads = if missing < CHUNK { 1 } else { crate::cores::cores() };
-        let per_thread = messages.len().div_ceil(threads).max(CHUNK);
-        let mut slots: Vec<Option<Entry>> = Vec::with_capacity(messages.len());
+        let per_thread = len.div_ceil(threads).max(CHUNK);
         let mut counts = counts.into_iter();
-        let mut pending = messages.into_iter().map(|m| Some((m, counts.next().flatten()))).collect::<Vec<_>>();
-        let count_chunk = |chunk: &mut [Option<(Message, Option<MessageCount>)>]| -> Result<Vec<Entry>> {
-            let mut out = Vec::with_capacity(chunk.len());
-            for (k, slot) in chunk.iter_mut().enumerate() {
+        let mut entries: Vec<Entry> = Vec::with_capacity(len);
+        if len <= per_thread {
+            // One share: made here, each message moved once (a thread to wait for would only add its start).
+            for (k, msg) in messages.into_iter().enumerate() {
                 if k % CHUNK == 0 && aborted() {
                     return Err(CfError::aborted());
                 }
-                out.push(match slot.take().expect("each message is taken once") {
-                    (msg, Some((parts, tokens))) => Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens },
-                    (msg, None) => Entry::new(msg, &counter),
-                });
+                entries.push(entry(msg, counts.next().flatten()));
             }
-            Ok(out)
-        };
-        if pending.len() <= per_thread {
-            // One share: counted here (a thread to wait for would only add its start).
-            slots.extend(count_chunk(&mut pending)?.into_iter().map(Some));
         } else {
+            let mut pending = messages.into_iter().map(|m| Some((m, counts.next().flatten()))).collect::<Vec<_>>();
+            let count_chunk = |chunk: &mut [Option<(Message, Option<MessageCount>)>]| -> Result<Vec<Entry>> {
+                let mut out = Vec::with_capacity(chunk.len());
+                for (k, slot) in chunk.iter_mut().enumerate() {
+                    if k % CHUNK == 0 && aborted() {
+                        return Err(CfError::aborted());
+                    }
+                    let (msg, count) = slot.take().expect("each message is taken once");
+                    out.push(entry(msg, count));
+                }
+                Ok(out)
+            };
             std::thread::scope(|scope| -> Result<()> {
                 let workers: Vec<_> =
                     pending.chunks_mut(per_thread).map(|chunk| scope.spawn(move || count_chunk(chunk))).collect();
                 for w in workers {
-                    let entries =
-                        w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??;
-                    slots.extend(entries.into_iter().map(Some));
+                    entries.extend(w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??);
                 }
                 Ok(())
             })?;
         }
-        h.entries = slots.into_iter().map(|e| e.expect("every slot is filled")).collect();
+        h.entries = entries;
         h.derived = DerivedList::with_len(h.entries.len());
         let now = h.tick();
         for e in &mut h.entries {
