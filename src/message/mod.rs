@@ -8,6 +8,7 @@ mod parse;
 mod part;
 mod provider_usage;
 mod text;
+mod tool_state;
 mod truncate;
 
 pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};

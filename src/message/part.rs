@@ -69,7 +69,9 @@ pub struct CompactionFiles {
     pub modified: Vec<String>,
 }
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// A tool call's state, tagged by `status`. Read by `tool_state` (straight into its fields, not
+/// buffered as serde's tagged enums are).
+#[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "status", rename_all = "lowercase")]
 pub enum ToolState {
     Pending {
