@@ -69,6 +69,26 @@ pub(super) struct Clearing {
 /// Messages counted per chunk between abort checks.
 const CHUNK: usize = 256;
 
+/// Messages with their counts where known, each moved once into its entry (counted when its count
+/// is missing).
+fn entries_of(
+    share: impl Iterator<Item = (Message, Option<MessageCount>)>,
+    counter: &Counter,
+    aborted: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<Entry>> {
+    let mut out = Vec::with_capacity(share.size_hint().0);
+    for (k, (msg, count)) in share.enumerate() {
+        if k % CHUNK == 0 && aborted() {
+            return Err(CfError::aborted());
+        }
+        out.push(match count {
+            Some((parts, tokens)) => Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens },
+            None => Entry::new(msg, counter),
+        });
+    }
+    Ok(out)
+}
+
 impl History {
     pub fn new(opts: SessionOptions) -> Result<History> {
         let counter = opts.counter()?;
@@ -150,46 +170,35 @@ impl History {
             }
         }
         let counter = h.counter;
-        let entry = |msg: Message, count: Option<MessageCount>| match count {
-            Some((parts, tokens)) => Entry { msg, parts, tokens, seen_at: 0.0, reported_tokens: tokens },
-            None => Entry::new(msg, &counter),
-        };
         // Threads only when there is counting to share: a store load finds most counts recorded.
         let missing = (0..len).filter(|&i| counts.get(i).is_none_or(Option::is_none)).count();
         let threads = if missing < CHUNK { 1 } else { crate::cores::cores() };
         let per_thread = len.div_ceil(threads).max(CHUNK);
         let mut counts = counts.into_iter();
-        let mut entries: Vec<Entry> = Vec::with_capacity(len);
-        if len <= per_thread {
-            // One share: made here, each message moved once (a thread to wait for would only add its start).
-            for (k, msg) in messages.into_iter().enumerate() {
-                if k % CHUNK == 0 && aborted() {
-                    return Err(CfError::aborted());
-                }
-                entries.push(entry(msg, counts.next().flatten()));
-            }
+        let pairs = messages.into_iter().map(|m| (m, counts.next().flatten()));
+        let entries = if len <= per_thread {
+            // One share: made here (a thread to wait for would only add its start).
+            entries_of(pairs, &counter, aborted)?
         } else {
-            let mut pending = messages.into_iter().map(|m| Some((m, counts.next().flatten()))).collect::<Vec<_>>();
-            let count_chunk = |chunk: &mut [Option<(Message, Option<MessageCount>)>]| -> Result<Vec<Entry>> {
-                let mut out = Vec::with_capacity(chunk.len());
-                for (k, slot) in chunk.iter_mut().enumerate() {
-                    if k % CHUNK == 0 && aborted() {
-                        return Err(CfError::aborted());
-                    }
-                    let (msg, count) = slot.take().expect("each message is taken once");
-                    out.push(entry(msg, count));
-                }
-                Ok(out)
-            };
-            std::thread::scope(|scope| -> Result<()> {
-                let workers: Vec<_> =
-                    pending.chunks_mut(per_thread).map(|chunk| scope.spawn(move || count_chunk(chunk))).collect();
+            let mut pairs: Vec<_> = pairs.collect();
+            let mut shares = Vec::with_capacity(threads);
+            while pairs.len() > per_thread {
+                let rest = pairs.split_off(per_thread);
+                shares.push(std::mem::replace(&mut pairs, rest));
+            }
+            shares.push(pairs);
+            std::thread::scope(|scope| -> Result<Vec<Entry>> {
+                let workers: Vec<_> = shares
+                    .into_iter()
+                    .map(|share| scope.spawn(move || entries_of(share.into_iter(), &counter, aborted)))
+                    .collect();
+                let mut entries = Vec::with_capacity(len);
                 for w in workers {
                     entries.extend(w.join().map_err(|_| CfError::new(Code::Internal, "a counting thread panicked"))??);
                 }
-                Ok(())
-            })?;
-        }
+                Ok(entries)
+            })?
+        };
         h.entries = entries;
         h.derived = DerivedList::with_len(h.entries.len());
         let now = h.tick();
