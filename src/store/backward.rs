@@ -1,19 +1,23 @@
-//! Reading a file backward in large pieces and parsing each piece as it comes. When the end of a
-//! file holds no compaction entry (never compacted, or compacted long ago), the backward scan
-//! would read on to the header and the load would then read the whole file again; this reads it
-//! once, and parses each piece while its bytes are in cache. The parsed lines are held until the
-//! first one is read (they are applied in file order), so what they hold is about what the
-//! messages they make hold: an update that a newer one replaces is kept as its skeleton only.
+//! Reading a file backward in pieces and parsing each piece as it comes. When the end of a file
+//! holds no compaction entry (never compacted, or compacted long ago), the backward scan would
+//! read on to the header and the load would then read the whole file again; this reads it once.
+//! Every core takes the next piece from the end, reads it and parses it, so reading the file is
+//! shared by the cores as parsing is, and no core waits for another between pieces. The parsed
+//! lines are held until the first one is read (they are applied in file order), so what they hold
+//! is about what the messages they make hold: an update that a newer one replaces is kept as its
+//! skeleton only.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io;
+use std::sync::Mutex;
 
 use rustc_hash::FxHashSet;
 
 use super::file_index::skeleton;
 use super::format::{parse_compaction, CompactionRecord, Loc, COMPACTION_PREFIX};
-use super::lines::{read_at, split};
-use super::replay::{decode_all, Decode, Decoded};
+use super::lines::{read_at, split, BLOCK};
+use super::replay::{decode_counted, Decode, Decoded};
 use crate::tokens::Counter;
 
 /// A line parsed: where it starts, its length without the `\n`, what it parsed to.
@@ -27,52 +31,148 @@ pub enum Back {
     All(Vec<Parsed>),
 }
 
-/// Reads `[body, end)` (`end` ends a line) backward in pieces of about `size` bytes, until a line
-/// that starts with the compaction prefix parses, as `lines::scan_back` does; the lines after it
-/// are parsed on every core, a piece at a time as it is read.
+/// Reads `[body, end)` (`end` ends a line) backward in pieces of `size` bytes, until a line that
+/// starts with the compaction prefix parses, as `lines::scan_back` does; the lines after it are
+/// parsed, a piece at a time as it is read, on every core.
 pub fn parse_back(file: &File, body: u64, end: u64, size: usize, counter: Option<&Counter>) -> io::Result<Back> {
     // The header's `\n` (at body - 1) starts the first entry line.
     let floor = body - 1;
-    // Newest first; numbered when the first line's number is known.
-    let mut pieces: Vec<Vec<Parsed>> = Vec::new();
-    let parse = |lines: &[(Loc, &[u8])]| -> Vec<Parsed> {
-        lines.iter().zip(decode_all(lines, counter)).map(|((loc, line), d)| (*loc, line.len(), d)).collect()
-    };
-    // Messages a (newer) update was read for.
-    let mut updated = FxHashSet::default();
-    // One buffer for every piece, and the bytes from `hi` to the end of the line that crosses it.
-    let mut buf: Vec<u8> = Vec::new();
-    let mut carry: Vec<u8> = Vec::new();
-    let mut hi = end;
-    while hi > floor {
-        let lo = hi.saturating_sub(size as u64).max(floor);
-        let n = (hi - lo) as usize;
-        // Zeroed only where it grows: a piece is read over the bytes of the one before.
-        if buf.len() < n + carry.len() {
-            buf.resize(n + carry.len(), 0);
+    let pieces = (end - floor).div_ceil(size as u64) as usize;
+    let shared = Mutex::new(Pieces::default());
+    let work = || {
+        let mut buf = Vec::new();
+        loop {
+            // Taken in its own statement: the lock is not held while the piece is parsed.
+            let next = shared.lock().expect("a piece never panics").take(pieces);
+            let Some(k) = next else { break };
+            let piece = read_piece(file, (floor, end), k, size, counter, &mut buf);
+            shared.lock().expect("a piece never panics").put(k, piece);
         }
-        read_at(file, lo, &mut buf[..n])?;
-        buf[n..n + carry.len()].copy_from_slice(&carry);
-        let bytes = &buf[..n + carry.len()];
-        // The bytes end a line; the first `\n` ends one that starts before `lo` (at `floor`, the header).
-        let first = memchr::memchr(b'\n', bytes).expect("a piece ends a line");
-        let lines: Vec<_> = split(&bytes[first + 1..], Loc { offset: lo + first as u64 + 1, line: 0 }).collect();
-        for (k, (loc, line)) in lines.iter().enumerate().rev() {
-            if line.starts_with(COMPACTION_PREFIX) {
-                if let Ok(rec) = parse_compaction(line) {
-                    pieces.push(parse(&lines[k + 1..]));
-                    let at = Loc { offset: loc.offset, line: rec.line };
-                    return Ok(Back::Found(at, rec, numbered(pieces, at.line + 1)));
-                }
+    };
+    let threads = crate::cores::cores().min(pieces);
+    std::thread::scope(|scope| {
+        (1..threads).for_each(|_| drop(scope.spawn(work)));
+        work();
+    });
+    let Pieces { error, ordered, .. } = shared.into_inner().expect("a piece never panics");
+    if let Some(e) = error {
+        return Err(e);
+    }
+    Ok(match ordered.last().and_then(|p| p.found.clone()) {
+        Some((at, rec)) => {
+            let first = at.line + 1;
+            Back::Found(at, rec, numbered(ordered.into_iter().map(|p| p.lines).collect(), first))
+        }
+        None => Back::All(numbered(ordered.into_iter().map(|p| p.lines).collect(), 2)),
+    })
+}
+
+/// The lines one piece owns, parsed: those whose `\n` before them is in the piece. With an entry
+/// among them, only the lines after the latest one that parses.
+#[derive(Default)]
+struct Piece {
+    lines: Vec<Parsed>,
+    found: Option<(Loc, CompactionRecord)>,
+}
+
+/// The pieces the cores share, numbered from the end (0 is the newest).
+#[derive(Default)]
+struct Pieces {
+    /// The next piece to read.
+    next: usize,
+    /// The newest piece with an entry: older ones are not needed.
+    last: Option<usize>,
+    error: Option<io::Error>,
+    /// Parsed, waiting for the newer ones.
+    waiting: BTreeMap<usize, Piece>,
+    /// Newest first, up to the first still being parsed, their superseded updates made skeletons.
+    ordered: Vec<Piece>,
+    /// Messages a (newer) update was read for.
+    updated: FxHashSet<String>,
+}
+
+impl Pieces {
+    fn take(&mut self, pieces: usize) -> Option<usize> {
+        let k = self.next;
+        let done = k >= pieces || self.error.is_some() || self.last.is_some_and(|l| k > l);
+        (!done).then(|| {
+            self.next += 1;
+            k
+        })
+    }
+
+    /// Keeps piece `k`, and takes every piece that now follows the ordered ones.
+    fn put(&mut self, k: usize, piece: io::Result<Piece>) {
+        let piece = match piece {
+            Ok(p) => p,
+            Err(e) => {
+                self.error.get_or_insert(e);
+                return;
+            }
+        };
+        if piece.found.is_some() {
+            self.last = Some(self.last.map_or(k, |l| l.min(k)));
+        }
+        self.waiting.insert(k, piece);
+        while self.last.is_none_or(|l| self.ordered.len() <= l) {
+            let Some(mut piece) = self.waiting.remove(&self.ordered.len()) else { break };
+            // The lines after an entry are not held long: the load applies them next.
+            if piece.found.is_none() {
+                supersede(&mut piece.lines, &mut self.updated);
+            }
+            self.ordered.push(piece);
+        }
+        if self.last.is_some_and(|l| self.ordered.len() > l) {
+            self.waiting.clear();
+        }
+    }
+}
+
+/// Reads and parses piece `k` of `(floor, end)`: its bytes, and the rest of the line that crosses
+/// its upper end. `buf` is the caller's, kept for its next piece.
+fn read_piece(
+    file: &File,
+    (floor, end): (u64, u64),
+    k: usize,
+    size: usize,
+    counter: Option<&Counter>,
+    buf: &mut Vec<u8>,
+) -> io::Result<Piece> {
+    let hi = end - (k * size) as u64;
+    let lo = hi.saturating_sub(size as u64).max(floor);
+    buf.resize((hi - lo) as usize, 0);
+    read_at(file, lo, buf)?;
+    // The first `\n` ends a line an older piece owns (at `floor`, the header).
+    let Some(first) = memchr::memchr(b'\n', buf) else {
+        return Ok(Piece::default());
+    };
+    // The line after the piece's last `\n` is the piece's: read on to its end (`end` ends one).
+    let mut at = hi;
+    while at < end {
+        let n = buf.len();
+        let more = ((end - at) as usize).min(BLOCK);
+        buf.resize(n + more, 0);
+        read_at(file, at, &mut buf[n..])?;
+        if let Some(i) = memchr::memchr(b'\n', &buf[n..]) {
+            buf.truncate(n + i + 1);
+            break;
+        }
+        at += more as u64;
+    }
+    let lines: Vec<_> = split(&buf[first + 1..], Loc { offset: lo + first as u64 + 1, line: 0 }).collect();
+    for (j, (loc, line)) in lines.iter().enumerate().rev() {
+        if line.starts_with(COMPACTION_PREFIX) {
+            if let Ok(rec) = parse_compaction(line) {
+                let at = Loc { offset: loc.offset, line: rec.line };
+                return Ok(Piece { lines: parse(&lines[j + 1..], counter), found: Some((at, rec)) });
             }
         }
-        let mut piece = parse(&lines);
-        supersede(&mut piece, &mut updated);
-        pieces.push(piece);
-        carry = bytes[..=first].to_vec();
-        hi = lo;
     }
-    Ok(Back::All(numbered(pieces, 2)))
+    Ok(Piece { lines: parse(&lines, counter), found: None })
+}
+
+fn parse(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Parsed> {
+    lines.iter().map(|(loc, line)| (*loc, line.len(), decode_counted(line, counter))).collect()
 }
 
 /// Keeps an update that a newer update of the same message (read before, reading backward) will

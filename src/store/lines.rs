@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io;
 
 use super::format::COMPACTION_PREFIX;
 use super::format::{parse_compaction, parse_header, CompactionRecord, Header, Loc};
@@ -19,17 +19,38 @@ pub fn read_region(file: &File, start: u64, end: u64) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Fills `buf` from `start`, in one read when the OS gives it all (`read_to_end` would read in
-/// steps from 8 KB up: four calls for a 64 KB block, a dozen for 4 MB).
+/// Fills `buf` from `start` without moving a cursor the file shares, so threads may read one file
+/// at once; in one read when the OS gives it all (`read_to_end` would read in steps from 8 KB up:
+/// four calls for a 64 KB block, a dozen for 4 MB).
 pub fn read_at(file: &File, start: u64, buf: &mut [u8]) -> io::Result<()> {
-    let mut f = file;
-    f.seek(SeekFrom::Start(start))?;
-    f.read_exact(buf).map_err(|e| match e.kind() {
+    positional_read(file, start, buf).map_err(|e| match e.kind() {
         io::ErrorKind::UnexpectedEof => {
             io::Error::new(io::ErrorKind::UnexpectedEof, "the file is shorter than expected")
         }
         _ => e,
     })
+}
+
+#[cfg(unix)]
+fn positional_read(file: &File, start: u64, buf: &mut [u8]) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, start)
+}
+
+#[cfg(windows)]
+fn positional_read(file: &File, start: u64, mut buf: &mut [u8]) -> io::Result<()> {
+    let mut at = start;
+    while !buf.is_empty() {
+        match std::os::windows::fs::FileExt::seek_read(file, buf, at) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                at += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Splits `buf` (which starts a line at `base`) into lines without their `\n`. The bytes after the

@@ -112,6 +112,10 @@ pub fn io_error(path: &Path, e: &io::Error) -> CfError {
 /// Bytes parsed per step of a full read (shared by the decoding threads).
 const CHUNK: usize = 4 << 20;
 
+/// Bytes a core reads and parses at a time reading backward (`backward`): small enough that the
+/// cores finish together, large enough that taking one costs nothing next to parsing it.
+const PIECE: usize = 1 << 20;
+
 /// What a decoded line tells a writer's index (`None`: a line the index would not take).
 fn noted(decoded: &std::result::Result<Decoded, String>) -> Option<Noted> {
     Some(match decoded.as_ref().ok()? {
@@ -205,13 +209,13 @@ fn load_parsed(lines: Vec<Parsed>, layout: &Layout, path: &Path, how: How) -> Re
 /// it reads (0: from the end), and the pieces it then reads.
 #[cfg(not(test))]
 fn sizes() -> (u64, usize) {
-    (KEEP, CHUNK)
+    (KEEP, PIECE)
 }
 
 #[cfg(test)]
 thread_local! {
     /// Tests make them small (see `sizes`) to take every path with small files.
-    pub static SIZES: std::cell::Cell<(u64, usize)> = const { std::cell::Cell::new((KEEP, CHUNK)) };
+    pub static SIZES: std::cell::Cell<(u64, usize)> = const { std::cell::Cell::new((KEEP, PIECE)) };
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub fn decode(line: &[u8]) -> Result<Decoded, String> {
 /// text is in that core's cache.
 pub type Decode = (Result<Decoded, String>, Option<MessageCount>);
 
-fn decode_counted(line: &[u8], counter: Option<&Counter>) -> Decode {
+pub fn decode_counted(line: &[u8], counter: Option<&Counter>) -> Decode {
     let message = |line| -> Result<(Message, bool, Option<MessageCount>), String> {
         let (m, view, recorded) = format::parse_message_line(line)?;
         let count = counter.map(|c| recorded.and_then(|r| r.counts(c, &m)).unwrap_or_else(|| c.message(&m)));
