@@ -60,11 +60,12 @@ pub fn decode_counted(line: &[u8], counter: Option<&Counter>) -> Decode {
     (decoded, None)
 }
 
+/// A thread is worth starting for this many bytes (most of a ms of parsing): below, waking another
+/// core costs about what it saves.
+pub const MIN_PER_THREAD: usize = 256 << 10;
+
 /// Parses lines on every core (the order of the results is the order of the lines).
 pub fn decode_all(lines: &[(Loc, &[u8])], counter: Option<&Counter>) -> Vec<Decode> {
-    // A thread is worth starting for this many bytes (most of a ms of parsing): below, waking
-    // another core costs about what it saves.
-    const MIN_PER_THREAD: usize = 256 << 10;
     let total: usize = lines.iter().map(|(_, l)| l.len() + 1).sum();
     let threads = crate::cores::cores().min(total / MIN_PER_THREAD).max(1);
     if threads == 1 {
