@@ -209,6 +209,52 @@ describe('SessionStore round trip', () => {
   })
 })
 
+describe('snapshot', () => {
+  /** A never-compacted session of a little over 8 MB: texts with escapes and non-ASCII. */
+  function longSession(path: string): void {
+    const store = SessionStore.open(path, { session: OPTS, durability: 'batch', batchEntries: 500 })
+    const output = 'line of "output"\twith é and \u00a0\n'.repeat(900)
+    for (let i = 0; statSync(path).size < 8.5e6; i++) {
+      store.append(user(`u${i}`, `question ${i}`))
+      store.append(assistant(`a${i}`, [tool(`call${i}`, 'bash', completed(`${i} ${output}`, { cmd: `ls ${i}` }))], { finish: 'tool-calls' }))
+    }
+    store.close()
+  }
+  const context = (path: string, open: Parameters<typeof SessionStore.open>[1]) => {
+    const store = SessionStore.open(path, open)
+    const s = store.load(OPTS)
+    const out = { model: s.toModelMessages(), usage: s.usage(), messages: store.loadAll() }
+    store.close()
+    return out
+  }
+
+  it("a writer's first load of a long never-compacted file writes one; loads from it give what the JSON gives", () => {
+    const path = newPath()
+    longSession(path)
+    const snap = `${path}.snapshot`
+    const json = context(path, { readOnly: true, snapshot: false })
+    expect(() => statSync(snap)).toThrow()
+    context(path, {}) // the writer's first load
+    expect(statSync(snap).size).toBeGreaterThan(5e6)
+    expect(context(path, { readOnly: true })).toEqual(json)
+    // Lines appended since are read from the file, after it.
+    const w = SessionStore.open(path)
+    w.append(user('late', 'one more'))
+    w.close()
+    const after = context(path, { readOnly: true })
+    expect(after).toEqual(context(path, { readOnly: true, snapshot: false }))
+    expect(after.messages.at(-1)?.id).toBe('late')
+    // A changed byte anywhere in it: the file is read instead, with the same result.
+    const bytes = readFileSync(snap)
+    for (const at of [10, 4_000, bytes.length >> 1, bytes.length - 3]) {
+      const bad = Buffer.from(bytes)
+      bad[at] ^= 0x21
+      writeFileSync(snap, bad)
+      expect(context(path, { readOnly: true })).toEqual(after)
+    }
+  })
+})
+
 describe('errors', () => {
   it('a bad message writes nothing', () => {
     const path = newPath()

@@ -696,6 +696,12 @@ export type StoreOptions = {
    * Written to the header of a new file; the default options of `load()`.
    */
   session?: SessionOptions
+  /**
+   * Default true: a long session that was never compacted loads from a binary snapshot kept
+   * beside it (`<file>.snapshot`, written by a writer's first load of a file of 8 MB or more),
+   * checked against the file, rather than from its JSON. false: never read nor write one.
+   */
+  snapshot?: boolean
 }
 
 /**

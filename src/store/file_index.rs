@@ -8,7 +8,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::de::IgnoredAny;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Map;
 
 use super::format::{self, At, CompactionRecord, Kind, Loc, Run};
@@ -66,7 +66,7 @@ pub fn is_structural(m: &Message) -> bool {
     m.is_summary() || m.compaction().is_some()
 }
 
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct MsgInfo {
     /// Its `message` line.
     at: Loc,
@@ -78,7 +78,7 @@ struct MsgInfo {
     prunes: Vec<Loc>,
 }
 
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Index {
     infos: Vec<MsgInfo>,
     skeletons: Vec<Message>,
@@ -86,6 +86,11 @@ pub struct Index {
 }
 
 impl Index {
+    /// The line each message was added by, in order.
+    pub fn message_lines(&self) -> Vec<u64> {
+        self.infos.iter().map(|i| i.at.line).collect()
+    }
+
     pub fn contains(&self, id: &str) -> bool {
         self.positions.contains_key(id)
     }
@@ -265,7 +270,7 @@ impl LightMessage {
 }
 
 /// The index of a whole file, as a writer needs it.
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Scanned {
     pub index: Index,
     /// Complete lines, the header included.

@@ -39,9 +39,16 @@ pub struct Loaded {
     /// When asked for, and every line was read without a problem: the index a writer of the file
     /// would build (so it need not read the file again).
     pub scanned: Option<Scanned>,
+    /// When the load started from the file's snapshot: the bytes of the file it covered.
+    pub snapshot: Option<u64>,
 }
 
 impl Loaded {
+    /// What a tail-first load read, with the warnings its reading gave.
+    pub fn from_tail(((messages, counts), base, pins): TailFirst, warnings: Vec<Warning>) -> Loaded {
+        Loaded { messages, counts, warnings, base: Some(base), pins, scanned: None, snapshot: None }
+    }
+
     pub fn tail_first(&self) -> bool {
         self.base.is_some()
     }
@@ -137,6 +144,8 @@ pub struct How<'a> {
     pub counter: Option<&'a Counter>,
     /// A load that reads every line also builds a writer's index of them (`Loaded::scanned`).
     pub index: bool,
+    /// Start from the file's snapshot when it has a usable one (see `snapshot`).
+    pub snapshot: bool,
 }
 
 /// Every line of a file (or of a log's entries) applied in order: the messages, the warnings, and
@@ -160,6 +169,17 @@ impl<'a> Whole<'a> {
         }
     }
 
+    /// Goes on from the replay of the lines before `next` (the line number after them), with the
+    /// index of those lines when asked for one.
+    pub fn resume(path: &'a Path, how: How, replay: Replay, scanned: Option<Scanned>, next: u64) -> Whole<'a> {
+        Whole {
+            reading: Reading { path, recover: how.recover, warnings: Vec::new() },
+            replay,
+            scanned: scanned.filter(|_| how.index),
+            count: next.saturating_sub(2),
+        }
+    }
+
     /// The next line: where it starts, its length, what it parsed to.
     pub fn apply(&mut self, loc: Loc, len: usize, decoded: Decode) -> Result<()> {
         self.count += 1;
@@ -180,7 +200,7 @@ impl<'a> Whole<'a> {
         let (messages, counts) = self.replay.into_messages();
         // A line the load skipped or warned about: the writer's own scan decides what it makes of it.
         let scanned = self.scanned.filter(|_| self.reading.warnings.is_empty());
-        Loaded { messages, counts, warnings: self.reading.warnings, base: None, pins, scanned }
+        Loaded { messages, counts, warnings: self.reading.warnings, base: None, pins, scanned, snapshot: None }
     }
 }
 
@@ -225,6 +245,11 @@ fn sizes() -> (u64, usize) {
 
 /// What the context needs: from the latest compaction entry when there is a usable one.
 pub fn load(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loaded> {
+    if how.snapshot {
+        if let Some(loaded) = super::snapshot::load(file, layout, path, how) {
+            return Ok(loaded);
+        }
+    }
     let How { recover, counter, .. } = how;
     let io = |e: io::Error| io_error(path, &e);
     let (near, piece) = sizes();
@@ -254,9 +279,9 @@ pub fn load(file: &File, layout: &Layout, path: &Path, how: How) -> Result<Loade
     }
     let src = FileSource { file, read };
     match tail_first(&src, (layout.body, layout.end), &rec, at, parsed, &mut reading, counter)? {
-        Some(((messages, counts), base, pins)) => {
+        Some(read) => {
             reading.torn(layout, next_line);
-            Ok(Loaded { messages, counts, warnings: reading.warnings, base: Some(base), pins, scanned: None })
+            Ok(Loaded::from_tail(read, reading.warnings))
         }
         None => {
             let mut all = load_all(file, layout, path, how)?;

@@ -212,16 +212,8 @@ pub fn load_tail(
     let end = fetched.0.keys().next_back().map_or(0, |n| n + 1);
     let path = Path::new(label);
     let mut reading = Reading { path, recover: false, warnings: Vec::new() };
-    Ok(tail_first(&fetched, (2, end), &rec, loc(at), None, &mut reading, counter)?.map(
-        |((messages, counts), base, pins)| Loaded {
-            messages,
-            counts,
-            warnings: reading.warnings,
-            base: Some(base),
-            pins,
-            scanned: None,
-        },
-    ))
+    let read = tail_first(&fetched, (2, end), &rec, loc(at), None, &mut reading, counter)?;
+    Ok(read.map(|r| Loaded::from_tail(r, reading.warnings)))
 }
 
 /// Every entry after the header (numbered from 2, in order), replayed.

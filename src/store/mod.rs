@@ -7,6 +7,7 @@
 //! - `backward`: past the file's last few MB, the same scan parsing what it reads
 //! - `replay`: entries applied in order give the messages
 //! - `load`: full and tail-first loads
+//! - `snapshot`: a binary copy of a long never-compacted file's replay, beside it, that loads fast
 //! - `file_index`: what a writer knows (ids, line offsets, compaction structure)
 //! - `writer`: appends, durability, torn-tail repair, compaction entries
 //! - `lock`: the writer lock; `durability`: when entries are synced; `warning`: what was skipped
@@ -25,6 +26,7 @@ mod log;
 mod log_session;
 mod replay;
 mod session_store;
+mod snapshot;
 mod warning;
 mod writer;
 

@@ -3,6 +3,8 @@
 //! exactly what a full load shows, and the full load is the sequence applied in memory. Whatever
 //! counter wrote the token counts the lines carry (or none), a load with any counter counts as a
 //! load from scratch does, also after the counts or the messages beside them were corrupted.
+//! Snapshots are written whatever the file's size: a load that starts from one (and the lines
+//! after it) gives what the file alone gives, also after any of its bytes changed.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -14,7 +16,9 @@ use super::file_index::scan;
 use super::format::PruneRecord;
 use super::lines::{layout, Start};
 use super::load::{load, load_all, How, SIZES};
+use super::snapshot::{path_of, MIN_BYTES};
 use super::tests::{full_view, msg, opts, request, summary, user};
+use super::Loaded;
 use super::{header_entry, load_full, load_tail, plan, LogWriter, OpenOptions, SessionStore};
 use crate::message::{Message, Part, ToolState};
 use crate::policy::parse_options;
@@ -127,7 +131,7 @@ fn full_loads_index_as_a_scan_does(path: &Path, recover: bool) {
         return;
     };
     let scanned = scan(&file, &l, &AtomicBool::new(false)).unwrap();
-    let Ok(loaded) = load_all(&file, &l, path, How { recover, counter: None, index: true }) else {
+    let Ok(loaded) = load_all(&file, &l, path, How { recover, counter: None, index: true, snapshot: false }) else {
         return;
     };
     if loaded.warnings.is_empty() {
@@ -146,7 +150,7 @@ fn parsing_from_the_end_loads_the_same(path: &Path, recover: bool) {
         return;
     };
     let counter = opts().counter().unwrap();
-    let how = How { recover, counter: Some(&counter), index: true };
+    let how = How { recover, counter: Some(&counter), index: true, snapshot: false };
     let usual = load(&file, &l, path, how).map_err(|e| e.message);
     for piece in [1, 97, 4096] {
         let before = SIZES.replace((0, piece));
@@ -154,6 +158,35 @@ fn parsing_from_the_end_loads_the_same(path: &Path, recover: bool) {
         SIZES.set(before);
         assert_eq!(parsed, usual, "pieces of {piece} bytes");
     }
+}
+
+/// A load that may start from the file's snapshot gives what a load of the file alone gives: the
+/// same messages, counts, pins, warnings and writer's index, or the same error.
+fn snapshots_load_the_same(path: &Path, recover: bool) {
+    let file = std::fs::File::open(path).unwrap();
+    let Ok(Start::Header(l)) = layout(&file).unwrap() else {
+        return;
+    };
+    let counter = opts().counter().unwrap();
+    for index in [false, true] {
+        let how = How { recover, counter: Some(&counter), index, snapshot: false };
+        let plain = load(&file, &l, path, how).map_err(|e| e.message);
+        let from_snapshot = load(&file, &l, path, How { snapshot: true, ..how });
+        assert_eq!(from_snapshot.map(|l| Loaded { snapshot: None, ..l }).map_err(|e| e.message), plain);
+    }
+}
+
+/// Changes the bytes `edits` pick in the file's snapshot, if it has one.
+fn corrupt_snapshot(path: &Path, edits: &[(usize, u8)]) {
+    let snap = path_of(path);
+    let Ok(mut bytes) = std::fs::read(&snap) else {
+        return;
+    };
+    for &(pick, by) in edits {
+        let k = pick % bytes.len();
+        bytes[k] ^= by.max(1);
+    }
+    std::fs::write(snap, bytes).unwrap();
 }
 
 /// Changes the alphanumeric bytes `edits` pick among those of the message lines (the message and
@@ -247,6 +280,7 @@ impl MemLog {
 /// Applies `ops` to a store whose writer counts with `counting()[writer]` (none past its end) and
 /// to a log, checking both after each one; the file stays in the directory returned.
 fn run(ops: &[Op], writer: usize) -> (tempfile::TempDir, PathBuf) {
+    MIN_BYTES.set(0);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
     let mut store = open(&path, writer);
@@ -346,6 +380,7 @@ fn run(ops: &[Op], writer: usize) -> (tempfile::TempDir, PathBuf) {
         }
         full_loads_index_as_a_scan_does(&path, false);
         parsing_from_the_end_loads_the_same(&path, false);
+        snapshots_load_the_same(&path, false);
         // The file on disk is always what was applied in memory.
         let mut reader = SessionStore::open(&path, OpenOptions { read_only: true, ..Default::default() }).unwrap();
         assert_eq!(reader.load_all().unwrap(), model.messages);
@@ -423,10 +458,13 @@ proptest! {
         edits in prop::collection::vec((any::<usize>(), any::<u8>()), 1..6),
     ) {
         let (_dir, path) = run(&ops, writer);
+        corrupt_snapshot(&path, &edits);
+        snapshots_load_the_same(&path, false);
         corrupt(&path, &edits);
         counts_as_from_scratch(&path, true, &counting());
         full_loads_index_as_a_scan_does(&path, true);
         parsing_from_the_end_loads_the_same(&path, true);
+        snapshots_load_the_same(&path, true);
     }
 }
 

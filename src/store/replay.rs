@@ -128,6 +128,20 @@ impl Replay {
     }
 
     /// Applies one entry; `count` is the counts of the message it carries, if known.
+    /// The replay of a file's first lines, as a snapshot of it kept them: `lines[i]` is the line
+    /// that added `messages[i]`. `None` when two messages have the same id.
+    pub fn resume(
+        messages: Vec<Message>,
+        counts: Vec<Option<MessageCount>>,
+        lines: Vec<u64>,
+        pins: Option<Vec<Pin>>,
+        counter: Option<&Counter>,
+    ) -> Option<Replay> {
+        let index: FxHashMap<String, usize> = messages.iter().enumerate().map(|(i, m)| (m.id.clone(), i)).collect();
+        (index.len() == messages.len() && lines.len() == messages.len() && counts.len() == messages.len())
+            .then(|| Replay { messages, counts, index, lines, partial: false, pins, counter: counter.copied() })
+    }
+
     pub fn apply(&mut self, loc: Loc, entry: Decoded, count: Option<MessageCount>) -> Result<Applied, String> {
         match entry {
             Decoded::Header => return Err("a second header".into()),

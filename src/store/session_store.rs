@@ -16,6 +16,7 @@ use super::lines::{layout, scan_back, Layout, Start};
 use super::load::{self, torn_warning, How, Loaded};
 use super::lock::WriterLock;
 use super::replay::Replayed;
+use super::snapshot;
 use super::warning::{Warning, Warnings};
 use super::writer::Writer;
 use crate::error::{CfError, Code, Result};
@@ -35,11 +36,21 @@ pub struct OpenOptions {
     pub recover: bool,
     /// Written to the header of a new file, and the default options of `load()`.
     pub session: Option<Value>,
+    /// Load from the file's snapshot when it has a usable one; a writer's first load keeps it up
+    /// to date (see `snapshot`). Default true.
+    pub snapshot: bool,
 }
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { create: true, read_only: false, durability: Durability::Entry, recover: false, session: None }
+        OpenOptions {
+            create: true,
+            read_only: false,
+            durability: Durability::Entry,
+            recover: false,
+            session: None,
+            snapshot: true,
+        }
     }
 }
 
@@ -65,6 +76,10 @@ pub struct StoreOptions {
     /// Written to the header of a new file; the default options of `load()`.
     #[cfg_attr(test, ts(as = "Option<SessionOptions>"))]
     session: Option<Value>,
+    /// Default true: a long session that was never compacted loads from a binary snapshot kept
+    /// beside it (`<file>.snapshot`, written by a writer's first load of a file of 8 MB or more),
+    /// checked against the file, rather than from its JSON. false: never read nor write one.
+    snapshot: Option<bool>,
 }
 
 /// Reads `StoreOptions`.
@@ -88,7 +103,25 @@ pub fn parse_open_options(value: Option<Value>) -> Result<OpenOptions> {
         durability,
         recover: args.recover.unwrap_or(false),
         session,
+        snapshot: args.snapshot.unwrap_or(true),
     })
+}
+
+/// A writer's first load (`loaded`, with the index of the whole file when it read every line)
+/// writes the file's snapshot when it is due, or removes it once the file has a compaction entry.
+/// A snapshot that cannot be written is left out: the file is the truth.
+fn keep_snapshot(path: &Path, loaded: &Loaded, counter: &Counter) {
+    match &loaded.scanned {
+        Some(s) if s.latest.is_none() && !s.stale => {
+            let behind = |covered: u64| (s.end - covered) * 5 > s.end;
+            if s.end >= snapshot::min_bytes() && loaded.snapshot.is_none_or(behind) {
+                let _ = snapshot::save(path, loaded, Some(counter));
+            }
+        }
+        Some(_) => snapshot::remove(path),
+        None if loaded.base.is_some() => snapshot::remove(path),
+        None => {}
+    }
 }
 
 fn not_found(path: &Path) -> CfError {
@@ -113,6 +146,7 @@ pub struct Loader {
     path: PathBuf,
     recover: bool,
     session: Option<Value>,
+    snapshot: bool,
     warnings: Warnings,
 }
 
@@ -149,7 +183,10 @@ impl Loader {
         let (file, l) = self.open()?;
         match l {
             None => Ok(Loaded::default()),
-            Some(l) => load::load(&file, &l, &self.path, How { recover: self.recover, counter, index }),
+            Some(l) => {
+                let how = How { recover: self.recover, counter, index, snapshot: self.snapshot };
+                load::load(&file, &l, &self.path, how)
+            }
         }
     }
 
@@ -198,7 +235,11 @@ impl Loader {
         if aborted() {
             return Err(CfError::aborted());
         }
-        let mut loaded = self.context_messages_counted(Some(&opts.counter()?), index)?;
+        let counter = opts.counter()?;
+        let mut loaded = self.context_messages_counted(Some(&counter), index)?;
+        if index && self.snapshot {
+            keep_snapshot(&self.path, &loaded, &counter);
+        }
         self.warnings.add(std::mem::take(&mut loaded.warnings));
         let scanned = loaded.scanned.take();
         Ok((loaded.into_history(opts, aborted)?, scanned))
@@ -306,6 +347,7 @@ impl SessionStore {
             path: path.clone(),
             recover: opts.recover,
             session: opts.session.clone(),
+            snapshot: opts.snapshot,
             warnings: Warnings::default(),
         };
         let read = |e: io::Error| load::io_error(&path, &e);

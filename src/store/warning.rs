@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 
 use super::format::Loc;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Warning {
     /// Line number (1 is the header).
     pub line: u64,

@@ -10,7 +10,7 @@ pub const MESSAGE_OVERHEAD: u64 = 3;
 /// A message's part counts and its total.
 pub type MessageCount = (Vec<PartCount>, u64);
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PartCount {
     /// Everything the part costs in the context.
     pub total: u64,
