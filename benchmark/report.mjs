@@ -140,16 +140,17 @@ export function storeSection(st) {
     `${int(c.loadedMessages)} msgs, ~${int(c.contextTokens)} tokens`,
     ms(c.contextfoldMs),
     ms(c.contextfoldReadOnlyMs),
-    ...c.pi.map((p) => `${ms(p.ms)}: ${p.ratio.toFixed(1)}× (${p.ratioReadOnly.toFixed(1)}×)`),
+    `${ms(c.contextfoldJsonMs)}${c.snapshotMB ? '' : ' (no snapshot)'}`,
+    ...c.pi.map((p) => `${ms(p.ms)}: ${p.ratio.toFixed(1)}× (${p.ratioReadOnly.toFixed(1)}×; JSON only ${p.ratioJson.toFixed(1)}×)`),
     target(TARGET[c.name], c.pi.find((p) => p.version === PI_VERSION)),
   ])
   return [
     '## 4. Opening a long session and building the model context',
     '',
-    `contextfold: \`SessionStore.open(path)\` (a writer, as an agent resuming it; in brackets \`readOnly: true\`) + \`store.load(options).toModelMessages()\` + \`close()\`. pi ${versions.join(' and ')}: \`SessionManager.open(path)\` + \`buildSessionContext()\` + \`convertToLlm(messages)\`, ms and contextfold's speed-up (read-only in brackets). The same synthetic conversation in both formats (user turns, assistant steps with tool calls and 4–11 KB outputs); ms are medians of ` +
+    `contextfold: \`SessionStore.open(path)\` (a writer, as an agent resuming it; in brackets \`readOnly: true\`) + \`store.load(options).toModelMessages()\` + \`close()\`. pi ${versions.join(' and ')}: \`SessionManager.open(path)\` + \`buildSessionContext()\` + \`convertToLlm(messages)\`, ms and contextfold's speed-up (read-only in brackets, then with \`snapshot: false\`). A never-compacted file of 8 MB or more loads from its snapshot (\`<file>.snapshot\`, written by the writer's first, warm-up load; checked against the whole file at every load); "JSON only" opens with \`snapshot: false\` and parses the file. The same synthetic conversation in both formats (user turns, assistant steps with tool calls and 4–11 KB outputs); ms are medians of ` +
       `${st.runs} runs after a warm-up, contextfold's two ways taking turns, each run after a full GC and a turn of the event loop (finalizers run), file in the page cache; Node ${st.node}.`,
     '',
-    table(['session', 'tokenizer', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', ...versions.map((v) => `pi ${v}`), `target (vs pi ${PI_VERSION})`], rows, `lllrrr${'r'.repeat(versions.length)}l`),
+    table(['session', 'tokenizer', 'file', 'loaded (context)', 'contextfold ms', 'read-only ms', 'JSON only ms', ...versions.map((v) => `pi ${v}`), `target (vs pi ${PI_VERSION})`], rows, `lllrrrr${'r'.repeat(versions.length)}l`),
     '',
     `The same, as the first call of a fresh Node process (an agent resuming a session at start-up; modules imported before the clock starts, the file in the page cache): medians of ${st.freshRuns} processes per contender, the contenders alternating.`,
     '',

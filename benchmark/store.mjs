@@ -12,7 +12,7 @@
 // also section 4 of `npm run bench`); `node scripts/with-node.mjs 24 node benchmark/store.mjs` adds
 // pi 0.87.1. Release build only: `npm run build` builds one.
 import { spawnSync } from 'node:child_process'
-import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { closeSync, existsSync, fsyncSync, mkdtempSync, openSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -197,8 +197,8 @@ async function timeTurns(fns) {
 }
 
 /** The contenders' calls, as `timeTurns` and `firstCallChild` run them. */
-const contextfold = (cfPath, options) => () => {
-  const store = SessionStore.open(cfPath)
+const contextfold = (cfPath, options, open) => () => {
+  const store = SessionStore.open(cfPath, open)
   const session = store.load(options)
   const out = session.toModelMessages()
   store.close()
@@ -267,11 +267,13 @@ async function main() {
       }
       // contextfold's two ways take turns; each pi its own block of runs (see the README: with pi's
       // calls between ours, the allocator has given a load's memory back before the next one).
-      const [writer, reader] = await timeTurns([contextfold(cfPath, options), readOnly])
+      // The first (warm-up) load of a writer writes the snapshot of a never-compacted file; the
+      // third way reads the JSON only.
+      const [writer, reader, json] = await timeTurns([contextfold(cfPath, options), readOnly, contextfold(cfPath, options, { snapshot: false })])
       const piRows = []
       for (const { version, pi } of pis) {
         const [t] = await timeTurns([piCall(pi, piPath)])
-        piRows.push({ version, ms: t.ms, messages: t.out.length, contextMB: JSON.stringify(t.out).length / 1e6, ratio: t.ms / writer.ms, ratioReadOnly: t.ms / reader.ms })
+        piRows.push({ version, ms: t.ms, messages: t.out.length, contextMB: JSON.stringify(t.out).length / 1e6, ratio: t.ms / writer.ms, ratioReadOnly: t.ms / reader.ms, ratioJson: t.ms / json.ms })
       }
       const first = firstCalls([['contextfold', cfPath], ...pis.map((p) => [p.version, piPath])], options)
       for (const p of piRows) {
@@ -293,11 +295,13 @@ async function main() {
         contextMB: contextChars / 1e6,
         contextfoldMs: writer.ms,
         contextfoldReadOnlyMs: reader.ms,
+        contextfoldJsonMs: json.ms,
+        snapshotMB: existsSync(`${cfPath}.snapshot`) ? statSync(`${cfPath}.snapshot`).size / 1e6 : 0,
         contextfoldFirstMs: first.get('contextfold'),
         pi: piRows,
       }
       const vs = piRows.map((p) => `pi ${p.version} ${p.ms.toFixed(1)} ms: ${p.ratio.toFixed(1)}× (${p.ratioReadOnly.toFixed(1)}×)`).join('; ')
-      log(`    contextfold (${r.tokenizer}) ${r.contextfoldMs.toFixed(1)} ms (read-only ${r.contextfoldReadOnlyMs.toFixed(1)} ms); ${vs}; context ${r.modelMessages} model messages, ${r.contextTokens} tokens (pi ${piRows[0].messages} messages)`)
+      log(`    contextfold (${r.tokenizer}) ${r.contextfoldMs.toFixed(1)} ms (read-only ${r.contextfoldReadOnlyMs.toFixed(1)} ms, JSON only ${r.contextfoldJsonMs.toFixed(1)} ms); ${vs}; context ${r.modelMessages} model messages, ${r.contextTokens} tokens (pi ${piRows[0].messages} messages)`)
       log(`    first call in a fresh process: contextfold ${r.contextfoldFirstMs.toFixed(1)} ms; ${piRows.map((p) => `pi ${p.version} ${p.firstMs.toFixed(1)} ms: ${p.firstRatio.toFixed(1)}×`).join('; ')}`)
       cases.push(r)
     }
