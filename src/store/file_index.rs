@@ -315,6 +315,7 @@ pub fn scan(file: &File, layout: &Layout, cancel: &AtomicBool) -> io::Result<Sca
 }
 
 /// What a line tells the index, however it was read.
+#[derive(Debug, PartialEq)]
 pub enum Noted {
     Message(Message),
     /// The new version's skeleton, and whether the line is marked as one that may change the view.

@@ -18,6 +18,7 @@ use super::file_index::{skeleton, Noted, Scanned};
 use super::format::{CompactionRecord, Loc};
 use super::lines::{read_region, scan_back_within, split, BackScan, Blocks, Layout, LineChunks, BLOCK, KEEP};
 use super::replay::{decode, decode_all, Applied, Decode, Decoded, Replay, Replayed};
+use super::snapshot::LaterIndex;
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
@@ -41,12 +42,15 @@ pub struct Loaded {
     pub scanned: Option<Scanned>,
     /// When the load started from the file's snapshot: the bytes of the file it covered.
     pub snapshot: Option<u64>,
+    /// In place of `scanned`, when the load started from a snapshot: the index it holds, for a
+    /// writer to decode off the load's path.
+    pub later: Option<LaterIndex>,
 }
 
 impl Loaded {
     /// What a tail-first load read, with the warnings its reading gave.
     pub fn from_tail(((messages, counts), base, pins): TailFirst, warnings: Vec<Warning>) -> Loaded {
-        Loaded { messages, counts, warnings, base: Some(base), pins, scanned: None, snapshot: None }
+        Loaded { messages, counts, warnings, base: Some(base), pins, ..Loaded::default() }
     }
 
     pub fn tail_first(&self) -> bool {
@@ -124,7 +128,7 @@ const CHUNK: usize = 4 << 20;
 const PIECE: usize = 1 << 20;
 
 /// What a decoded line tells a writer's index (`None`: a line the index would not take).
-fn noted(decoded: &std::result::Result<Decoded, String>) -> Option<Noted> {
+pub fn noted(decoded: &std::result::Result<Decoded, String>) -> Option<Noted> {
     Some(match decoded.as_ref().ok()? {
         Decoded::Message(m) => Noted::Message(skeleton(m)),
         Decoded::Update(m, view) => Noted::Update(skeleton(m), *view),
@@ -200,7 +204,7 @@ impl<'a> Whole<'a> {
         let (messages, counts) = self.replay.into_messages();
         // A line the load skipped or warned about: the writer's own scan decides what it makes of it.
         let scanned = self.scanned.filter(|_| self.reading.warnings.is_empty());
-        Loaded { messages, counts, warnings: self.reading.warnings, base: None, pins, scanned, snapshot: None }
+        Loaded { messages, counts, warnings: self.reading.warnings, pins, scanned, ..Loaded::default() }
     }
 }
 

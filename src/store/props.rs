@@ -16,9 +16,8 @@ use super::file_index::scan;
 use super::format::PruneRecord;
 use super::lines::{layout, Start};
 use super::load::{load, load_all, How, SIZES};
-use super::snapshot::{path_of, MIN_BYTES};
+use super::snapshot::{path_of, resolved, MIN_BYTES};
 use super::tests::{full_view, msg, opts, request, summary, user};
-use super::Loaded;
 use super::{header_entry, load_full, load_tail, plan, LogWriter, OpenOptions, SessionStore};
 use crate::message::{Message, Part, ToolState};
 use crate::policy::parse_options;
@@ -172,7 +171,7 @@ fn snapshots_load_the_same(path: &Path, recover: bool) {
         let how = How { recover, counter: Some(&counter), index, snapshot: false };
         let plain = load(&file, &l, path, how).map_err(|e| e.message);
         let from_snapshot = load(&file, &l, path, How { snapshot: true, ..how });
-        assert_eq!(from_snapshot.map(|l| Loaded { snapshot: None, ..l }).map_err(|e| e.message), plain);
+        assert_eq!(from_snapshot.map(|s| resolved(s, &file, &l)).map_err(|e| e.message), plain);
     }
 }
 

@@ -16,7 +16,7 @@ use super::lines::{layout, scan_back, Layout, Start};
 use super::load::{self, torn_warning, How, Loaded};
 use super::lock::WriterLock;
 use super::replay::Replayed;
-use super::snapshot;
+use super::snapshot::{self, LaterIndex};
 use super::warning::{Warning, Warnings};
 use super::writer::Writer;
 use crate::error::{CfError, Code, Result};
@@ -110,18 +110,28 @@ pub fn parse_open_options(value: Option<Value>) -> Result<OpenOptions> {
 /// A writer's first load (`loaded`, with the index of the whole file when it read every line)
 /// writes the file's snapshot when it is due, or removes it once the file has a compaction entry.
 /// A snapshot that cannot be written is left out: the file is the truth.
-fn keep_snapshot(path: &Path, loaded: &Loaded, counter: &Counter) {
-    match &loaded.scanned {
-        Some(s) if s.latest.is_none() && !s.stale => {
-            let behind = |covered: u64| (s.end - covered) * 5 > s.end;
-            if s.end >= snapshot::min_bytes() && loaded.snapshot.is_none_or(behind) {
-                let _ = snapshot::save(path, loaded, Some(counter));
-            }
-        }
-        Some(_) => snapshot::remove(path),
-        None if loaded.base.is_some() => snapshot::remove(path),
-        None => {}
+fn keep_snapshot(path: &Path, loaded: &mut Loaded, counter: &Counter) {
+    let due = |end: u64, covered: Option<u64>| {
+        end >= snapshot::min_bytes() && covered.is_none_or(|covered| (end - covered) * 5 > end)
+    };
+    // A load from an older snapshot: its index is needed now, for the new one.
+    if loaded.later.as_ref().is_some_and(|l| due(l.end, loaded.snapshot)) {
+        loaded.scanned = loaded.later.take().and_then(LaterIndex::decode);
     }
+    match &loaded.scanned {
+        Some(s) if s.latest.is_some() || s.stale => snapshot::remove(path),
+        Some(s) if due(s.end, loaded.snapshot) => {
+            let _ = snapshot::save(path, loaded, Some(counter));
+        }
+        None if loaded.base.is_some() => snapshot::remove(path),
+        _ => {}
+    }
+}
+
+/// The writer's index a load found.
+enum Index {
+    Built(Box<Scanned>),
+    Later(LaterIndex),
 }
 
 fn not_found(path: &Path) -> CfError {
@@ -224,13 +234,14 @@ impl Loader {
         self.history_indexed(given, aborted, false).map(|(h, _)| h)
     }
 
-    /// `history`; with `index`, also the writer's index when the load read every line.
+    /// `history`; with `index`, also the writer's index when the load read every line (built, or
+    /// found in the file's snapshot).
     fn history_indexed(
         &self,
         given: Option<SessionOptions>,
         aborted: &(dyn Fn() -> bool + Sync),
         index: bool,
-    ) -> Result<(History, Option<Scanned>)> {
+    ) -> Result<(History, Option<Index>)> {
         let opts = self.options(given)?;
         if aborted() {
             return Err(CfError::aborted());
@@ -238,11 +249,14 @@ impl Loader {
         let counter = opts.counter()?;
         let mut loaded = self.context_messages_counted(Some(&counter), index)?;
         if index && self.snapshot {
-            keep_snapshot(&self.path, &loaded, &counter);
+            keep_snapshot(&self.path, &mut loaded, &counter);
         }
         self.warnings.add(std::mem::take(&mut loaded.warnings));
-        let scanned = loaded.scanned.take();
-        Ok((loaded.into_history(opts, aborted)?, scanned))
+        let found = match (loaded.scanned.take(), loaded.later.take()) {
+            (Some(s), _) => Some(Index::Built(Box::new(s))),
+            (None, later) => later.map(Index::Later),
+        };
+        Ok((loaded.into_history(opts, aborted)?, found))
     }
 
     /// Writes every message, one JSON object per line, to `to` (through a temporary file renamed
@@ -495,9 +509,11 @@ impl SessionStore {
     pub fn load(&mut self, opts: Option<SessionOptions>, aborted: &(dyn Fn() -> bool + Sync)) -> Result<History> {
         let index = self.writer.as_ref().is_some_and(|w| w.wants_index());
         let out = self.loader().and_then(|l| l.history_indexed(opts, aborted, index));
-        let out = out.map(|(h, scanned)| {
-            if let (Some(w), Some(s)) = (self.writer.as_mut(), scanned) {
-                w.adopt_index(s);
+        let out = out.map(|(h, found)| {
+            match (self.writer.as_mut(), found) {
+                (Some(w), Some(Index::Built(s))) => w.adopt_index(*s),
+                (Some(w), Some(Index::Later(l))) => w.adopt_later(l),
+                _ => {}
             }
             h
         });

@@ -6,7 +6,8 @@
 //! when there is none or when it covers less than four fifths of the file. The file stays the
 //! truth: a snapshot is used only when this version wrote it, for the load's counter, over bytes
 //! of the file whose crc32 it records and which still match, and its own checksums match; the
-//! lines appended since are parsed and applied after it. When any of that does not hold, or a
+//! lines appended since are parsed and applied after it. Those bytes are read again at each load,
+//! unless the file is the very one the snapshot checked (`Stamp`). When any of that does not hold, or a
 //! later line is a compaction entry or does not read cleanly, the load reads the file as if there
 //! were no snapshot. Once the file has a compaction entry, a writer's load removes it.
 //!
@@ -23,10 +24,11 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use super::file_index::Noted;
 use super::file_index::Scanned;
 use super::format::{self, Kind, Loc};
 use super::lines::{read_at, read_region, split, Layout};
-use super::load::{How, Loaded, Whole};
+use super::load::{noted, How, Loaded, Whole};
 use super::replay::{decode_all, Replay};
 use crate::message::{check_message, Message, Part, Snapshot, ToolState};
 use crate::session::Pin;
@@ -67,6 +69,8 @@ struct Head {
     /// The lines replayed: `[0, covered)` of the file, and their crc32.
     covered: u64,
     crc: u32,
+    /// The file as the OS described it after its crc32 was taken, when it was all covered.
+    stamp: Option<Stamp>,
     /// The number of the line after them.
     next: u64,
     /// The line that added each message.
@@ -76,12 +80,55 @@ struct Head {
     blocks: Vec<Block>,
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 struct Block {
     texts: u64,
     body: u64,
     /// crc32 of texts and body.
     crc: u32,
+}
+
+/// A file as `stat` describes it. While all of these stay the same, the file has not been written
+/// to: any write sets its change time, which no program can set back. A stamp is recorded only
+/// when the file's last change is `SETTLED` old, so that a write in the same tick of the clock
+/// as the snapshot (file times move in steps of a few ms) is not mistaken for none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+}
+
+const SETTLED: std::time::Duration = std::time::Duration::from_secs(2);
+
+impl Stamp {
+    #[cfg(unix)]
+    fn of(m: &fs::Metadata) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let modified = (m.mtime(), m.mtime_nsec());
+        let changed = (m.ctime(), m.ctime_nsec());
+        Some(Stamp { dev: m.dev(), ino: m.ino(), len: m.len(), modified, changed })
+    }
+
+    /// Windows' standard library does not give a file's identity and change time.
+    #[cfg(not(unix))]
+    fn of(_: &fs::Metadata) -> Option<Stamp> {
+        None
+    }
+
+    /// The stamp of a file last changed at least `SETTLED` before `now` (seconds since the epoch).
+    fn settled(self, now: i64) -> Option<Stamp> {
+        let last = self.modified.0.max(self.changed.0);
+        (now - last > SETTLED.as_secs() as i64).then_some(self)
+    }
+}
+
+/// Seconds since the epoch.
+fn now() -> i64 {
+    let since = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    since.map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Messages and their counts, as a block holds them.
@@ -165,7 +212,9 @@ pub fn save(session: &Path, loaded: &Loaded, counter: Option<&Counter>) -> io::R
     if lines.len() != loaded.messages.len() || loaded.counts.len() != loaded.messages.len() {
         return Ok(());
     }
-    let crc = crc_of(&File::open(session)?, 0, scanned.end)?.finalize();
+    let file = File::open(session)?;
+    let crc = crc_of(&file, 0, scanned.end)?.finalize();
+    let stamp = Stamp::of(&file.metadata()?).filter(|s| s.len == scanned.end).and_then(|s| s.settled(now()));
     let mut blocks = vec![block(scanned)?];
     let (mut from, mut size) = (0, 0);
     for (i, m) in loaded.messages.iter().enumerate() {
@@ -181,6 +230,7 @@ pub fn save(session: &Path, loaded: &Loaded, counter: Option<&Counter>) -> io::R
         counter: counter_key(counter),
         covered: scanned.end,
         crc,
+        stamp,
         next: scanned.lines + 1,
         lines,
         pins: loaded.pins.clone(),
@@ -225,8 +275,31 @@ enum Work {
 
 enum Done {
     Checked(crc32fast::Hasher),
-    Index(Box<Scanned>),
     Messages(Counted),
+}
+
+/// The writer's index a snapshot holds, for a writer to decode off the load's path: where it is,
+/// and what the lines after the snapshot add to it.
+#[derive(Debug, PartialEq)]
+pub struct LaterIndex {
+    path: PathBuf,
+    at: u64,
+    block: Block,
+    after: Vec<(Loc, u64, Noted)>,
+    /// The end of the lines it indexes.
+    pub end: u64,
+}
+
+impl LaterIndex {
+    /// The index; `None` when the snapshot no longer holds it, or a line after it does not fit.
+    pub fn decode(self) -> Option<Scanned> {
+        let (texts, body) = read_block(&self.path, self.at, &self.block)?;
+        let mut s: Scanned = Snapshot::reading(texts, || rmp_serde::from_slice(&body).ok())?;
+        for (loc, next, noted) in self.after {
+            s.note(loc, next, noted).ok()?;
+        }
+        (s.end == self.end && s.warnings.is_empty()).then_some(s)
+    }
 }
 
 /// A block's texts, checked and read as UTF-8, and its body.
@@ -244,16 +317,10 @@ fn run(work: &Work, file: &File, snap: &Path, blocks: &[Block]) -> Option<Done> 
         Work::Check(start, end) => crc_of(file, start, end).ok().map(Done::Checked),
         Work::Block(at, k) => {
             let (texts, body) = read_block(snap, at, &blocks[k])?;
-            Snapshot::reading(texts, || {
-                if k == 0 {
-                    rmp_serde::from_slice(&body).ok().map(|s| Done::Index(Box::new(s)))
-                } else {
-                    // Messages as the file's lines would give them (the checksums already say so,
-                    // unless the snapshot was made to deceive).
-                    let m: Counted = rmp_serde::from_slice(&body).ok()?;
-                    m.iter().all(|(m, _)| check_message(m, "message").is_ok()).then_some(Done::Messages(m))
-                }
-            })
+            // Messages as the file's lines would give them (the checksums already say so, unless
+            // the snapshot was made to deceive).
+            let m: Counted = Snapshot::reading(texts, || rmp_serde::from_slice(&body).ok())?;
+            m.iter().all(|(m, _)| check_message(m, "message").is_ok()).then_some(Done::Messages(m))
         }
     }
 }
@@ -285,11 +352,14 @@ fn run_all(work: &[Work], file: &File, snap: &Path, blocks: &[Block]) -> Option<
     done.into_iter().map(|(_, d)| d).collect()
 }
 
-/// The load `how` asks for, from the snapshot of `session` and the lines after it; `None` when it
-/// has no snapshot this load may use.
-pub fn load(file: &File, layout: &Layout, session: &Path, how: How) -> Option<Loaded> {
-    let snap_path = path_of(session);
-    let snap = File::open(&snap_path).ok()?;
+/// The file is the one the snapshot checked, not written to since: nothing to check.
+fn unchanged(head: &Head, file: &File) -> bool {
+    head.stamp.is_some() && file.metadata().ok().and_then(|m| Stamp::of(&m)) == head.stamp
+}
+
+/// A snapshot's head, where its blocks start, and its length.
+fn read_head(path: &Path) -> Option<(Head, u64, u64)> {
+    let snap = File::open(path).ok()?;
     let len = snap.metadata().ok()?.len();
     let mut start = [0u8; START];
     read_at(&snap, 0, &mut start).ok()?;
@@ -303,6 +373,14 @@ pub fn load(file: &File, layout: &Layout, session: &Path, how: How) -> Option<Lo
         return None;
     }
     let head: Head = rmp_serde::from_slice(&head).ok()?;
+    Some((head, START as u64 + head_len, len))
+}
+
+/// The load `how` asks for, from the snapshot of `session` and the lines after it; `None` when it
+/// has no snapshot this load may use.
+pub fn load(file: &File, layout: &Layout, session: &Path, how: How) -> Option<Loaded> {
+    let snap_path = path_of(session);
+    let (head, mut at, len) = read_head(&snap_path)?;
     if head.writer != env!("CARGO_PKG_VERSION")
         || head.counter != counter_key(how.counter)
         || head.covered < layout.body
@@ -322,11 +400,12 @@ pub fn load(file: &File, layout: &Layout, session: &Path, how: How) -> Option<Lo
     if decoded.iter().any(|(d, _)| d.is_err()) {
         return None;
     }
-    // Blocks first (the index only for a writer), then the file's pieces.
+    // The messages' blocks first, then the file's pieces; the index (the first block) is left
+    // for the writer to decode.
+    let index_at = at;
     let mut work = Vec::new();
-    let mut at = START as u64 + head_len;
     for (k, b) in head.blocks.iter().enumerate() {
-        if k > 0 || how.index {
+        if k > 0 {
             work.push(Work::Block(at, k));
         }
         at = at.checked_add(b.texts)?.checked_add(b.body)?;
@@ -334,17 +413,17 @@ pub fn load(file: &File, layout: &Layout, session: &Path, how: How) -> Option<Lo
     if at != len {
         return None;
     }
-    let mut piece = 0;
+    let unchanged = unchanged(&head, file);
+    let mut piece = if unchanged { head.covered } else { 0 };
     while piece < head.covered {
         work.push(Work::Check(piece, head.covered.min(piece + PIECE)));
         piece += PIECE;
     }
-    let (mut messages, mut counts, mut scanned) = (Vec::new(), Vec::new(), None);
+    let (mut messages, mut counts) = (Vec::new(), Vec::new());
     let mut crc = crc32fast::Hasher::new();
     for done in run_all(&work, file, &snap_path, &head.blocks)? {
         match done {
             Done::Checked(h) => crc.combine(&h),
-            Done::Index(s) => scanned = Some(*s),
             Done::Messages(m) => {
                 for (m, c) in m {
                     messages.push(m);
@@ -353,15 +432,40 @@ pub fn load(file: &File, layout: &Layout, session: &Path, how: How) -> Option<Lo
             }
         }
     }
-    if crc.finalize() != head.crc {
+    if !unchanged && crc.finalize() != head.crc {
         return None;
     }
     let replay = Replay::resume(messages, counts, head.lines, head.pins, how.counter)?;
-    let mut whole = Whole::resume(session, how, replay, scanned, head.next);
+    let mut whole = Whole::resume(session, how, replay, None, head.next);
+    let mut after = Some(Vec::new());
     for ((loc, line), d) in lines.iter().zip(decoded) {
+        let next = loc.offset + line.len() as u64 + 1;
+        after = after.zip(noted(&d.0)).map(|(mut a, n)| {
+            a.push((*loc, next, n));
+            a
+        });
         whole.apply(*loc, line.len(), d).ok()?;
     }
-    Some(Loaded { snapshot: Some(head.covered), ..whole.finish(Some(layout)) })
+    let loaded = whole.finish(Some(layout));
+    let later = after.filter(|_| how.index && loaded.warnings.is_empty()).map(|after| LaterIndex {
+        path: snap_path,
+        at: index_at,
+        block: head.blocks[0].clone(),
+        after,
+        end: layout.end,
+    });
+    Some(Loaded { snapshot: Some(head.covered), later, ..loaded })
+}
+
+/// A load of `file` as tests compare it with one from the file alone: the snapshot's index as the
+/// writer takes it (decoded, else the file scanned), the snapshot left out.
+#[cfg(test)]
+pub fn resolved(mut l: Loaded, file: &File, layout: &Layout) -> Loaded {
+    if let Some(later) = l.later.take() {
+        let scan = || super::file_index::scan(file, layout, &std::sync::atomic::AtomicBool::new(false)).ok();
+        l.scanned = later.decode().or_else(scan);
+    }
+    Loaded { snapshot: None, ..l }
 }
 
 #[cfg(test)]
@@ -370,9 +474,10 @@ mod tests {
 
     use super::super::lines::{layout, Start};
     use super::super::load::load;
-    use super::super::tests::{msg, opts, request, summary, user};
+    use super::super::tests::{full_view, msg, opts, request, summary, user};
     use super::super::{OpenOptions, SessionStore};
     use super::*;
+    use crate::session::History;
 
     fn store(path: &Path, snapshot: bool) -> SessionStore {
         let session = json!({"model": {"limit": {"context": 100000}}, "tokenizer": "estimate"});
@@ -405,15 +510,15 @@ mod tests {
         let how = How { recover: false, counter: Some(&counter), index, snapshot };
         let out = load(&file, &l, path, how).unwrap();
         let covered = out.snapshot;
-        (Loaded { snapshot: None, ..out }, covered)
+        (resolved(out, &file, &l), covered)
     }
 
-    /// Loads from the snapshot when `used`, and gives what the file alone gives either way. (A
-    /// reader's load does not read the writer's index: a change there leaves it usable to one.)
-    fn same(path: &Path, used: bool) {
+    /// Loads from the snapshot when `used` says so, and gives what the file alone gives either way.
+    fn same(path: &Path, used: impl Into<Option<bool>>) {
+        let used = used.into();
         for index in [true, false] {
             let (with, covered) = loaded(path, index, true);
-            if index || used {
+            if let Some(used) = used {
                 assert_eq!(covered.is_some(), used, "index: {index}");
             }
             assert_eq!(with, loaded(path, index, false).0);
@@ -466,12 +571,15 @@ mod tests {
         let (_dir, path) = fresh(12);
         writer_load(&path, true);
         let snap = std::fs::read(path_of(&path)).unwrap();
-        // Any byte changed, or the file cut short: the load reads the file.
+        // Any byte changed, or the file cut short: the load reads the file. (The writer's index is
+        // read after the load, by a writer: a byte changed there has the writer scan the file.)
+        let (head, start, _) = read_head(&path_of(&path)).unwrap();
+        let index = start..start + head.blocks[0].texts + head.blocks[0].body;
         for k in (0..snap.len()).step_by(snap.len() / 97 + 1).chain([snap.len() - 1]) {
             let mut bad = snap.clone();
             bad[k] ^= 0x20;
             std::fs::write(path_of(&path), &bad).unwrap();
-            same(&path, false);
+            same(&path, (!index.contains(&(k as u64))).then_some(false));
         }
         std::fs::write(path_of(&path), &snap[..snap.len() - 1]).unwrap();
         same(&path, false);
@@ -506,6 +614,72 @@ mod tests {
         same(&path, false);
         writer_load(&path, true);
         assert!(!path_of(&path).exists());
+    }
+
+    #[test]
+    fn a_stamp_is_taken_only_of_a_file_settled_for_a_while() {
+        let s = Stamp { dev: 1, ino: 2, len: 3, modified: (1_000, 5), changed: (1_010, 0) };
+        assert_eq!(s.settled(1_013), Some(s));
+        assert_eq!(s.settled(1_012), None);
+        assert_eq!(Stamp { changed: (900, 0), ..s }.settled(1_003), Some(Stamp { changed: (900, 0), ..s }));
+        assert_eq!(Stamp { modified: (1_011, 0), ..s }.settled(1_013), None);
+        // A session file's own stamp changes with any write to it, whatever its length.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"abc").unwrap();
+        let before = Stamp::of(&std::fs::metadata(&path).unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&path, b"abd").unwrap();
+        if let Some(b) = before {
+            assert_ne!(Stamp::of(&std::fs::metadata(&path).unwrap()), Some(b));
+        }
+    }
+
+    #[test]
+    fn a_file_unchanged_since_it_was_checked_is_not_read_again() {
+        let (_dir, path) = fresh(10);
+        // Only a file whose last change is a few seconds old gets a stamp.
+        std::thread::sleep(SETTLED + std::time::Duration::from_millis(1100));
+        writer_load(&path, true);
+        let head = read_head(&path_of(&path)).unwrap().0;
+        assert!(cfg!(not(unix)) || unchanged(&head, &File::open(&path).unwrap()));
+        same(&path, true);
+        // Changed in place, its length kept: its stamp is not the snapshot's, and its bytes are
+        // checked again.
+        let original = std::fs::read(&path).unwrap();
+        let mut edited = original.clone();
+        let at = edited.windows(14).position(|w| w == b"line of output").unwrap();
+        edited[at] = b'L';
+        std::fs::OpenOptions::new().write(true).open(&path).unwrap().write_all(&edited).unwrap();
+        assert!(!unchanged(&head, &File::open(&path).unwrap()));
+        same(&path, false);
+    }
+
+    #[test]
+    fn a_writer_takes_its_index_from_the_snapshot_or_else_from_the_file() {
+        for damaged in [false, true] {
+            let (_dir, path) = fresh(10);
+            writer_load(&path, true);
+            if damaged {
+                let (_, start, _) = read_head(&path_of(&path)).unwrap();
+                let mut snap = std::fs::read(path_of(&path)).unwrap();
+                snap[start as usize + 1] ^= 0x20;
+                std::fs::write(path_of(&path), &snap).unwrap();
+            }
+            let mut s = store(&path, true);
+            s.load(Some(opts()), &|| false).unwrap();
+            s.append(&user("late", "after the snapshot")).unwrap();
+            s.append(&request("r", Some("u8"), None)).unwrap();
+            s.append(&summary("s", "r", true)).unwrap();
+            s.close().unwrap();
+            // The compaction entry the writer wrote from its index shows what the whole file shows.
+            let (tail, _) = loaded(&path, false, false);
+            assert!(tail.tail_first());
+            let shown = History::from_messages_at(tail.messages, tail.base.unwrap(), opts(), &|| false).unwrap();
+            let shown: Vec<Message> = shown.visible().into_iter().map(|e| e.msg.clone()).collect();
+            let mut r = SessionStore::open(&path, OpenOptions { read_only: true, ..Default::default() }).unwrap();
+            assert_eq!(shown, full_view(r.load_all().unwrap()), "damaged: {damaged}");
+        }
     }
 
     #[test]

@@ -19,6 +19,7 @@ use super::file_index::{is_structural, scan, skeleton, Index, Scanned};
 use super::format::{self, CompactionRecord, Loc, PruneRecord};
 use super::lines::Layout;
 use super::lock::WriterLock;
+use super::snapshot::LaterIndex;
 use super::warning::Warning;
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
@@ -33,6 +34,9 @@ enum Known {
     },
     /// Built by a load that read every line, taken in at the first write.
     Scanned(Box<Scanned>),
+    /// In the file's snapshot, as a load from it found it: decoded at the first write (decoding it
+    /// while the caller turns the load into model messages would take a core V8 uses).
+    Later(Box<LaterIndex>, Layout),
     Ready {
         index: Box<Index>,
         /// What the latest compaction entry on file says (its body; the default: no entry).
@@ -107,6 +111,15 @@ impl Writer {
         w
     }
 
+    /// Takes the index a load found in the file's snapshot, to decode at the first write (the
+    /// file is scanned then if it cannot be), if it covers exactly what the writer found.
+    pub fn adopt_later(&mut self, later: LaterIndex) {
+        if let Known::Unread(layout) = std::mem::replace(&mut self.known, Known::Closed) {
+            self.known =
+                if layout.end == later.end { Known::Later(Box::new(later), layout) } else { Known::Unread(layout) };
+        }
+    }
+
     /// Starts indexing the file in the background, if not started yet.
     pub fn start_index(&mut self) {
         let Known::Unread(layout) = &self.known else {
@@ -162,6 +175,13 @@ impl Writer {
                 }
             }
             Known::Scanned(s) => self.take_index(*s)?,
+            Known::Later(later, layout) => match later.decode() {
+                Some(s) => self.take_index(s)?,
+                None => {
+                    self.known = Known::Unread(layout);
+                    return self.ready();
+                }
+            },
             Known::Failed(e) => {
                 self.known = Known::Failed(e.clone());
                 return Err(e);
