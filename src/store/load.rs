@@ -173,13 +173,13 @@ impl<'a> Whole<'a> {
         }
     }
 
-    /// Goes on from the replay of the lines before `next` (the line number after them), with the
-    /// index of those lines when asked for one.
-    pub fn resume(path: &'a Path, how: How, replay: Replay, scanned: Option<Scanned>, next: u64) -> Whole<'a> {
+    /// Goes on from the replay of the lines before `next` (the line number after them), without
+    /// a writer's index: a load from a snapshot leaves that to the writer (`LaterIndex`).
+    pub fn resume(path: &'a Path, how: How, replay: Replay, next: u64) -> Whole<'a> {
         Whole {
             reading: Reading { path, recover: how.recover, warnings: Vec::new() },
             replay,
-            scanned: scanned.filter(|_| how.index),
+            scanned: None,
             count: next.saturating_sub(2),
         }
     }

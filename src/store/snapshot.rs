@@ -2,14 +2,14 @@
 //! (`<file>.snapshot`), so that loading the file again copies its texts rather than parsing them
 //! out of JSON, where a `\n` every few dozen bytes makes unescaping most of the work.
 //!
-//! A writer's first load of a file of at least `MIN` bytes without a compaction entry writes one,
+//! A writer's first load of a file of `min_bytes()` or more without a compaction entry writes one,
 //! when there is none or when it covers less than four fifths of the file. The file stays the
 //! truth: a snapshot is used only when this version wrote it, for the load's counter, over bytes
 //! of the file whose crc32 it records and which still match, and its own checksums match; the
 //! lines appended since are parsed and applied after it. Those bytes are read again at each load,
-//! unless the file is the very one the snapshot checked (`Stamp`). When any of that does not hold, or a
-//! later line is a compaction entry or does not read cleanly, the load reads the file as if there
-//! were no snapshot. Once the file has a compaction entry, a writer's load removes it.
+//! unless the file is the very one the snapshot checked (`Stamp`). When any of that does not hold,
+//! or a later line is a compaction entry or does not read cleanly, the load reads the file as if
+//! there were no snapshot. Once the file has a compaction entry, a writer's load removes it.
 //!
 //! ```text
 //! MAGIC | head length (u64 LE) | head crc32 (u32 LE) | head (msgpack) | blocks
@@ -24,13 +24,12 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::file_index::Noted;
-use super::file_index::Scanned;
+use super::file_index::{Noted, Scanned};
 use super::format::{self, Kind, Loc};
 use super::lines::{read_at, read_region, split, Layout};
 use super::load::{noted, How, Loaded, Whole};
 use super::replay::{decode_all, Replay};
-use crate::message::{check_message, Message, Part, Snapshot, ToolState};
+use crate::message::{check_message, Message, Snapshot};
 use crate::session::Pin;
 use crate::tokens::{Counter, MessageCount};
 
@@ -153,21 +152,6 @@ fn counter_key(c: Option<&Counter>) -> Option<String> {
     })
 }
 
-/// The bytes of a message's texts (to cut blocks of about the same size).
-fn text_len(m: &Message) -> usize {
-    let part = |p: &Part| match p {
-        Part::Text(t) => t.text.len(),
-        Part::Reasoning(r) => r.text.len(),
-        Part::Tool(t) => match &t.state {
-            ToolState::Completed { output, .. } => output.len(),
-            ToolState::Error { error, .. } => error.len(),
-            _ => 0,
-        },
-        _ => 0,
-    };
-    m.parts.iter().map(part).sum()
-}
-
 /// crc32 of `[start, end)` of `file`, read through a buffer that stays in the core's cache.
 fn crc_of(file: &File, start: u64, end: u64) -> io::Result<crc32fast::Hasher> {
     let mut h = crc32fast::Hasher::new();
@@ -218,7 +202,7 @@ pub fn save(session: &Path, loaded: &Loaded, counter: Option<&Counter>) -> io::R
     let mut blocks = vec![block(scanned)?];
     let (mut from, mut size) = (0, 0);
     for (i, m) in loaded.messages.iter().enumerate() {
-        size += text_len(m);
+        size += m.texts().map(|t| t.len()).sum::<usize>();
         if size >= BLOCK_TEXT || i + 1 == loaded.messages.len() {
             let pairs: Vec<_> = loaded.messages[from..=i].iter().zip(&loaded.counts[from..=i]).collect();
             blocks.push(block(&pairs)?);
@@ -436,7 +420,7 @@ pub fn load(file: &File, layout: &Layout, session: &Path, how: How) -> Option<Lo
         return None;
     }
     let replay = Replay::resume(messages, counts, head.lines, head.pins, how.counter)?;
-    let mut whole = Whole::resume(session, how, replay, None, head.next);
+    let mut whole = Whole::resume(session, how, replay, head.next);
     let mut after = Some(Vec::new());
     for ((loc, line), d) in lines.iter().zip(decoded) {
         let next = loc.offset + line.len() as u64 + 1;
