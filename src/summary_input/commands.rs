@@ -83,17 +83,91 @@ pub fn failed_exit_code(output: &str) -> Option<i64> {
 }
 
 static FAILURE_LINE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:error|fail(?:ed|ure|s)?|panic(?:ked)?|exception|traceback|denied|not found|cannot|can't|undefined|fatal|assert)").unwrap()
+    Regex::new(r"(?i)\b(?:error|fail(?:ed|ure|s)?|panic(?:ked)?|exception|traceback|denied|not found|cannot|can't|undefined|fatal|assert|timed out|timeout|refused|violates|unexpected|invalid|unable|mismatch)").unwrap()
 });
+
+/// Lines that say what went wrong: an exception or error class with its message (`TypeError: x`,
+/// `KeyError: 'id'`), a compiler's coded error (`error TS2345:`), `file:line: message` (go test,
+/// compilers, linters), an assertion, and the lines runners mark as a failure's message (vitest's
+/// `→ message`, pytest's `E   message`).
+static SPECIFIC_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?:^|[\s(\[])[\w$.]*(?:Error|Exception)(?::\s+\S|\s*$)",
+        r"|(?i:\berror [a-z]{1,4}\d{2,5}:)",
+        r"|^[\w./\\-]+\.\w{1,5}(?::\d+){1,2}:\s+\S",
+        r"|^[\w./\\-]+\.\w{1,5}\(\d+,\d+\):\s+\S",
+        r"|(?i:^assert(?:ion)?\b|\bassert(?:ion)?\b.*\bfailed\b)",
+        r"|^(?:→|E {2,})\s*\S",
+    ))
+    .unwrap()
+});
+
+/// Lines that start with an error word and a colon (`error: ...`, `fatal: ...`, `error[E0425]: ...`):
+/// what went wrong, unless the line is also one of [`REPORT_LINE`]'s.
+static ERROR_PREFIX: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r"(?i)^(?:error|fatal(?: error)?|panic|failure|uncaught)(?:\[\w+\])?\s*:\s*\S").unwrap()
+});
+
+/// Lines that report a failure without saying what it was: a test runner's summaries, banners,
+/// counts and test names, exit statuses, stack frames, build tools' wrappers around the error.
+static REPORT_LINE: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(concat!(
+        r"(?i)^(?:test files|tests|test suites|snapshots|time|duration|ran|start at)\b\s*:?\s",
+        r"|\(\d+ tests?\b|\b\d+ (?:passed|failed|failing|passing|skipped|errors?|pending)\b",
+        r"|^(?:-{3} )?fail(?:ed|ures?|ing)?\b|^[=_⎯─-]{3,}|^test .* \.\.\. \w+$|^test result:",
+        r"|\b(?:test failed|could not compile|command failed|to rerun|process completed with)\b",
+        r"|^npm err!|\belifecycle\b|^make(?:\[\d+\])?: \*\*\*|\bexit(?:ed)?(?: with)?[ _](?:code|status)\b",
+        r"|^at\s+\S|^❯\s|^file \x22.*\x22, line \d+|^traceback \(most recent call last\)|^note: run with",
+    ))
+    .unwrap()
+});
+
+/// A line that introduces the message on the next one (Rust's `thread 'x' panicked at file:line:`,
+/// anyhow's `Caused by:`).
+static HEADER_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bpanicked at .*:$|^caused by:$").unwrap());
 
 /// Each quoted failure is kept to this many characters.
 pub const FAILURE_MAX_CHARS: usize = 300;
 
-/// The line of a failure's output that identifies it (the first that reads like an error, else the
-/// first non-empty one), within `FAILURE_MAX_CHARS`.
+/// How precisely a line of a failure's output says what went wrong: 3 for the message itself, 2
+/// for another line with an error word, 1 for a report line with one, 0 for the rest.
+fn precision(line: &str, after_header: bool) -> u8 {
+    if SPECIFIC_LINE.is_match(line) {
+        return 3;
+    }
+    let failure = FAILURE_LINE.is_match(line);
+    if REPORT_LINE.is_match(line) || HEADER_LINE.is_match(line) {
+        return u8::from(failure);
+    }
+    if after_header || ERROR_PREFIX.is_match(line) {
+        return 3;
+    }
+    if failure {
+        2
+    } else {
+        0
+    }
+}
+
+/// The line of a failure's output that identifies it, as a user would quote it: the first that
+/// says what went wrong (the exception or assertion message, not the runner's summary of it),
+/// else the first other line with an error word, else the first non-empty one; the runners'
+/// markers (`→`, `E`) left off, within `FAILURE_MAX_CHARS`.
 pub fn identifying_line(text: &str) -> String {
-    let lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-    let line = lines.clone().find(|l| FAILURE_LINE.is_match(l)).or_else(|| lines.clone().next()).unwrap_or("");
+    let mut best: Option<(&str, u8)> = None;
+    let mut after_header = false;
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let p = precision(line, after_header);
+        after_header = HEADER_LINE.is_match(line);
+        if best.is_none_or(|(_, b)| p > b) {
+            best = Some((line, p));
+            if p == 3 {
+                break;
+            }
+        }
+    }
+    let line = best.map_or("", |(l, _)| l);
+    let line = line.strip_prefix('→').or_else(|| line.strip_prefix("E  ")).map_or(line, str::trim_start);
     if line.chars().count() <= FAILURE_MAX_CHARS {
         return line.to_string();
     }
@@ -130,5 +204,23 @@ mod tests {
         );
         assert_eq!(identifying_line("weird\nthings"), "weird");
         assert!(identifying_line(&format!("error {}", "x".repeat(1000))).chars().count() == FAILURE_MAX_CHARS);
+    }
+
+    #[test]
+    fn the_line_that_says_what_went_wrong_not_the_runners_summary() {
+        let vitest = " RUN  v2.1.8 /home/dev/api\n\n ✓ test/routes/health.test.ts (3 tests) 12ms\n ❯ test/routes/users.test.ts (15 tests | 1 failed) 412ms\n   × POST /users > rejects a duplicate email 38ms\n     → duplicate key value violates unique constraint \"users_email_key\"\n\n⎯⎯⎯⎯ Failed Tests 1 ⎯⎯⎯⎯\n\n FAIL  test/routes/users.test.ts > POST /users\nerror: duplicate key value violates unique constraint \"users_email_key\"\n ❯ Parser.parseErrorMessage node_modules/pg-protocol/src/parser.ts:369:69\n\n Test Files  1 failed | 1 passed (2)\n      Tests  1 failed | 17 passed (18)\nExit code: 1";
+        assert_eq!(identifying_line(vitest), "duplicate key value violates unique constraint \"users_email_key\"");
+        let go = "=== RUN   TestUpstreamDial\n    proxy_test.go:88: dial tcp 10.20.0.14:8443: i/o timeout\n--- FAIL: TestUpstreamDial (30.00s)\nFAIL\nFAIL\tgithub.com/acme/edge-proxy/internal/upstream\t30.214s\nExit code: 1";
+        assert_eq!(identifying_line(go), "proxy_test.go:88: dial tcp 10.20.0.14:8443: i/o timeout");
+        let pytest = "collected 42 items\n\ntests/test_ingest.py ........F.....   [ 33%]\n\n=================================== FAILURES ===================================\n___________ test_dedupe ___________\n\n>       assert dedupe(frame).height == 1204\nE       AssertionError: assert 1187 == 1204\n\ntests/test_ingest.py:57: AssertionError\n===== short test summary info =====\nFAILED tests/test_ingest.py::test_dedupe - AssertionError: assert 1187 == 1204\n===== 1 failed, 41 passed in 3.12s =====";
+        assert_eq!(identifying_line(pytest), "AssertionError: assert 1187 == 1204");
+        let cargo = "running 48 tests\ntest sync::tests::resumes_after_restart ... FAILED\n\nfailures:\n\n---- sync::tests::resumes_after_restart stdout ----\nthread 'sync::tests::resumes_after_restart' panicked at src/sync/resume.rs:214:9:\ncalled `Option::unwrap()` on a `None` value\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\ntest result: FAILED. 47 passed; 1 failed\n\nerror: test failed, to rerun pass `--lib`";
+        assert_eq!(identifying_line(cargo), "called `Option::unwrap()` on a `None` value");
+        let traceback = "Traceback (most recent call last):\n  File \"run.py\", line 3, in <module>\n    main()\nKeyError: 'event_id'";
+        assert_eq!(identifying_line(traceback), "KeyError: 'event_id'");
+        let npm = "> api@1.0.0 build\n> tsc\n\nsrc/a.ts(12,7): error TS2345: Argument of type 'Row' is not assignable\nnpm ERR! code ELIFECYCLE\nnpm ERR! errno 2";
+        assert_eq!(identifying_line(npm), "src/a.ts(12,7): error TS2345: Argument of type 'Row' is not assignable");
+        // Only report lines: the first with an error word.
+        assert_eq!(identifying_line("ok 1\n--- FAIL: TestX (0.01s)\nFAIL"), "--- FAIL: TestX (0.01s)");
     }
 }
