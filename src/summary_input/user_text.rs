@@ -94,8 +94,9 @@ pub fn sentences(text: &str) -> Vec<&str> {
         let mut start = 0;
         // The enders are ASCII, so no byte of theirs is inside another character.
         for (i, b) in t.bytes().enumerate() {
-            // A period ends a sentence before a space, not inside `lib/v2.ts` or `e.g.x`.
-            if matches!(b, b'.' | b'!' | b'?' | b';') && t[i + 1..].chars().next().is_none_or(char::is_whitespace) {
+            // A period ends a sentence before a space, not inside `lib/v2.ts` or `e.g.x`; a semicolon
+            // joins the clauses of one ("Do not use global state; pass it through the Server").
+            if matches!(b, b'.' | b'!' | b'?') && t[i + 1..].chars().next().is_none_or(char::is_whitespace) {
                 let s = t[start..=i].trim();
                 if !s.is_empty() {
                     out.push(s);
@@ -115,9 +116,16 @@ static QUESTION: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(r"(?i)^(?:what|why|how|when|where|which|who|whom|whose|is|are|was|were|do|does|did|can|could|would|will|shall|should i|should we|have|has|any idea)\b").unwrap()
 });
 
-/// Modal and limiting words that make a statement a constraint.
+/// Modal and limiting words that make a statement a constraint, a rule on every item of a kind
+/// ("All exported functions need doc comments"), and a step required before another ("run mypy
+/// before you say it works").
 static MODAL: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:never|always|must|mustn'?t|don'?t|do not|doesn'?t|does not|should|shouldn'?t|should not|only|keep|avoid|make sure|ensure|required?|forbidden|not allowed|at most|at least|no more than|without|instead of|prefer(?:ably)?|stick to)\b").unwrap()
+    Regex::new(concat!(
+        r"(?i)\b(?:never|always|must|mustn'?t|don'?t|do not|doesn'?t|does not|should|shouldn'?t|should not|only|keep|avoid|make sure|ensure|required?|forbidden|not allowed|at most|at least|no more than|without|instead of|prefer(?:ably)?|stick to|enforced?|mandatory|(?:has|have) to)\b",
+        r"|(?i)^(?:all|every|each|any)\s+(?:[\w-]+\s+){1,4}(?:needs?|requires?|belongs?)\b",
+        r"|(?i)\bbefore (?:you|we|saying|committing|pushing|merging)\b",
+    ))
+    .unwrap()
 });
 
 /// Verbs that open a directive about how the work is done rather than what to do.
@@ -133,7 +141,7 @@ pub fn may_hold_constraint(text: &str) -> bool {
     // The words of MODAL and DIRECTIVE after an ASCII word boundary, in an ASCII-lowercased copy
     // (a boundary before a non-ASCII letter counts too, so this finds more, never less).
     static HINT: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-        regex::bytes::Regex::new(r"(?-u)\b(?:never|always|must|don|do not|doesn|does not|should|only|keep|avoid|make sure|ensure|require|forbidden|not allowed|at most|at least|no more than|without|instead of|prefer|stick|use|target|put|place|follow|support|leave|limit|name|store|respect|preserve|stay|write|run|match|reuse|pin)").unwrap()
+        regex::bytes::Regex::new(r"(?-u)\b(?:never|always|must|don|do not|doesn|does not|should|only|keep|avoid|make sure|ensure|require|forbidden|not allowed|at most|at least|no more than|without|instead of|prefer|stick|use|target|put|place|follow|support|leave|limit|name|store|respect|preserve|stay|write|run|match|reuse|pin|enforce|mandatory|has to|have to|need|belong|before)").unwrap()
     });
     folds_to_ascii(text) || HINT.is_match(text.to_ascii_lowercase().as_bytes())
 }
@@ -144,7 +152,9 @@ pub fn may_hold_constraint(text: &str) -> bool {
 pub fn is_constraint(sentence: &str) -> bool {
     let s = sentence.trim();
     let words = s.split_whitespace().count();
-    if !(2..=60).contains(&words) || s.ends_with('?') || QUESTION.is_match(s) {
+    // "Do not …" is an order, not a question.
+    let question = QUESTION.is_match(s) && !s.get(..7).is_some_and(|w| w.eq_ignore_ascii_case("do not "));
+    if !(2..=60).contains(&words) || s.ends_with('?') || question {
         return false;
     }
     MODAL.is_match(s) || DIRECTIVE.is_match(s)
@@ -178,6 +188,10 @@ mod tests {
             "Keep the diff small",
             "Only edit files in src/",
             "Also: Target Node 18 too.",
+            "All exported functions need doc comments, the linter in CI enforces it.",
+            "Every new flag needs a default that keeps the current behaviour.",
+            "Type hints on every public function, and run mypy --strict before you say it works.",
+            "Do not use global mutable state; pass dependencies through the Server struct.",
         ];
         for s in yes {
             assert!(is_constraint(s), "{s}");
@@ -189,6 +203,8 @@ mod tests {
             "Why does it never end?",
             "ok",
             "Follow-up 41: tidy the help text.",
+            "All tests pass now",
+            "We need a --json flag on export",
         ];
         for s in no {
             assert!(!is_constraint(s), "{s}");
@@ -198,8 +214,8 @@ mod tests {
     #[test]
     fn sentences_split_on_ends_not_inside_paths() {
         assert_eq!(
-            sentences("Edit lib/v2.ts now. Never touch a.rs! Why?\n```\nnever in code\n```\n- keep it"),
-            ["Edit lib/v2.ts now.", "Never touch a.rs!", "Why?", "keep it"]
+            sentences("Edit lib/v2.ts now. Never touch a.rs! Why?\n```\nnever in code\n```\n- keep it; all of it"),
+            ["Edit lib/v2.ts now.", "Never touch a.rs!", "Why?", "keep it; all of it"]
         );
     }
 }
