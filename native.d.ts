@@ -302,7 +302,8 @@ export type Facts = {
    */
   identifiers: Array<string>
   /**
-   * Decisions the assistant stated, newest last.
+   * Decisions the user and the assistant stated (a labelled `Decision: …`, a choice made, the
+   * assistant's "X instead of Y"), verbatim sentences, newest last.
    */
   decisions: Array<string>
   /**
@@ -318,7 +319,7 @@ export type Facts = {
 /**
  * What a fact is: checked by the loss audit in this order of importance.
  */
-export type FactKind = "request" | "pin" | "constraint" | "error" | "modifiedFile" | "identifier" | "readFile"
+export type FactKind = "request" | "pin" | "constraint" | "error" | "decision" | "modifiedFile" | "identifier" | "readFile"
 
 /**
  * One thing the summary must keep, verbatim.

@@ -21,6 +21,8 @@ pub enum FactKind {
     Constraint,
     /// The last error.
     Error,
+    /// A decision the user or the agent stated.
+    Decision,
     ModifiedFile,
     /// A URL, ticket id, commit sha or branch name.
     Identifier,
@@ -33,6 +35,7 @@ impl FactKind {
             FactKind::Request => "Latest request",
             FactKind::Constraint => "Constraint",
             FactKind::Error => "Last error",
+            FactKind::Decision => "Decision",
             FactKind::ModifiedFile => "Modified file",
             FactKind::Pin => "Pinned",
             FactKind::Identifier => "Identifier",
@@ -69,6 +72,10 @@ impl Fact {
             (k, _) => k.label().to_string(),
         };
         let text = self.text.trim();
+        // "Decision: …" is labelled already.
+        if self.kind == FactKind::Decision && text.get(..9).is_some_and(|l| l.eq_ignore_ascii_case("decision:")) {
+            return format!("- {text}");
+        }
         if text.contains('\n') {
             format!("- {label}:\n  {}", text.replace('\n', "\n  "))
         } else {
@@ -137,8 +144,8 @@ fn needle(fact: &Fact) -> String {
     normalize(&fact.text).trim_end_matches(['.', '!', ';', ':', ',']).trim().to_string()
 }
 
-/// The facts a compaction must keep: the previous compaction's (carried: constraints, pins and
-/// identifiers stay; the request and the error are replaced by newer ones) and this one's.
+/// The facts a compaction must keep: the previous compaction's (carried: constraints, decisions,
+/// pins and identifiers stay; the request and the error are replaced by newer ones) and this one's.
 pub fn facts_to_keep(
     previous: &[Fact],
     facts: &Facts,
@@ -169,6 +176,12 @@ pub fn facts_to_keep(
         Some(e) => add(Fact { resolved: Some(e.resolved), ..Fact::new(FactKind::Error, e.text.clone()) }),
         None => previous.iter().filter(|f| f.kind == FactKind::Error).for_each(|f| add(f.clone())),
     }
+    for f in previous.iter().filter(|f| f.kind == FactKind::Decision) {
+        add(f.clone());
+    }
+    for d in &facts.decisions {
+        add(Fact::new(FactKind::Decision, d.clone()));
+    }
     for m in modified_files {
         add(Fact::new(FactKind::ModifiedFile, m.clone()));
     }
@@ -186,7 +199,8 @@ pub fn facts_to_keep(
 
 /// Checks `facts` against `seen` (the summary and the kept messages, as the model reads them) and
 /// builds the Preserved section for the missing ones, most important kind first, within `budget`
-/// tokens (the latest request is never dropped: it is restored whole even past the budget).
+/// tokens (the latest request is never dropped: it is restored whole, outside the budget, so a
+/// long one leaves the others their room).
 pub fn audit(facts: &[Fact], seen: &str, budget: u64, counter: &Counter) -> Audit {
     let haystack = normalize(seen);
     let mut a = Audit::default();
@@ -201,16 +215,18 @@ pub fn audit(facts: &[Fact], seen: &str, budget: u64, counter: &Counter) -> Audi
             continue;
         }
         let line = f.line();
-        let cost = counter.text(&line) + 1;
         // The latest request is restored whatever it costs: the agent must know what it was asked.
-        if used + cost > budget && f.kind != FactKind::Request {
-            a.dropped.push(Dropped {
-                fact: f.clone(),
-                reason: format!("the Preserved section is limited to {budget} tokens and this needs {cost} more"),
-            });
-            continue;
+        if f.kind != FactKind::Request {
+            let cost = counter.text(&line) + 1;
+            if used + cost > budget {
+                a.dropped.push(Dropped {
+                    fact: f.clone(),
+                    reason: format!("the Preserved section is limited to {budget} tokens and this needs {cost} more"),
+                });
+                continue;
+            }
+            used += cost;
         }
-        used += cost;
         lines.push(line);
         a.restored.push(f.clone());
     }
@@ -304,6 +320,23 @@ mod tests {
     }
 
     #[test]
+    fn a_long_request_leaves_the_constraints_their_budget() {
+        let facts = Facts {
+            latest_request: Some(format!("Port the exporter. {}", "Keep every field as it is. ".repeat(200))),
+            constraints: vec!["Use polars, not pandas, for anything new you write.".into()],
+            decisions: vec!["Decision: late events go to a quarantine table, because replays reorder them.".into()],
+            ..Facts::default()
+        };
+        let keep = facts_to_keep(&[], &facts, &[], &[], &[]);
+        let a = audit(&keep, "", 500, &counter());
+        assert!(a.dropped.is_empty(), "{:?}", a.dropped);
+        let section = a.section.unwrap();
+        assert!(section.contains("- Constraint: Use polars, not pandas, for anything new you write."));
+        // A decision labelled as one is not labelled twice.
+        assert!(section.contains("\n- Decision: late events go to a quarantine table"));
+    }
+
+    #[test]
     fn a_pin_over_the_budget_is_reported_not_dropped_silently() {
         let pin = |id: &str, text: String| Pin { id: id.into(), message_id: None, text, note: None };
         let keep = facts_to_keep(
@@ -335,12 +368,22 @@ mod tests {
         );
         let second = facts_to_keep(
             &first,
-            &Facts { latest_request: Some("new ask".into()), constraints: vec!["Use pnpm".into()], ..Facts::default() },
+            &Facts {
+                latest_request: Some("new ask".into()),
+                constraints: vec!["Use pnpm".into()],
+                decisions: vec!["We decided to vendor the parser instead of forking it.".into()],
+                ..Facts::default()
+            },
             &[],
             &[],
             &[],
         );
-        let texts: Vec<&str> = second.iter().map(|f| f.text.as_str()).collect();
-        assert_eq!(texts, ["new ask", "Never push to main", "Use pnpm"]);
+        let third =
+            facts_to_keep(&second, &Facts { latest_request: Some("newest".into()), ..Facts::default() }, &[], &[], &[]);
+        let texts: Vec<&str> = third.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            ["newest", "Never push to main", "Use pnpm", "We decided to vendor the parser instead of forking it."]
+        );
     }
 }

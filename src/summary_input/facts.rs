@@ -1,7 +1,7 @@
 //! What a summary is built from and must not lose, collected once, natively and deterministically:
 //! the requests (the latest verbatim), the user's constraints, identifiers, commands grouped by
-//! program, the errors (the last one with whether it was resolved), decisions the assistant
-//! stated, and the calls left open.
+//! program, the errors (the last one with whether it was resolved), the decisions the user and the
+//! assistant stated, and the calls left open.
 
 use std::sync::LazyLock;
 
@@ -61,7 +61,8 @@ pub struct Facts {
     pub constraints: Vec<String>,
     /// URLs, ticket ids, commit shas and branch names the user or the tools gave, oldest first.
     pub identifiers: Vec<String>,
-    /// Decisions the assistant stated, newest last.
+    /// Decisions the user and the assistant stated (a labelled `Decision: …`, a choice made, the
+    /// assistant's "X instead of Y"), verbatim sentences, newest last.
     pub decisions: Vec<String>,
     /// The newest request in the whole context, verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -91,18 +92,35 @@ pub fn request_text(m: &Message) -> Option<String> {
     user_text(&text.join("\n"))
 }
 
+/// A decision: labelled as one, or a choice made ("we decided to", "I went with", "chose", "opted
+/// for", "settled on").
 static DECISION: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"(?i)\b(?:i'll|i will|i'm going to|let's|we'll|we will|decided|decision|going with|instead of|chose|opted|the fix is|the plan is)\b").unwrap()
+    Regex::new(r"(?i)^(?:key )?decision\s*:|\b(?:decided|decide to|chose|chosen|opted|opt for|going with|go with|went with|settled on|picked)\b").unwrap()
 });
 
-/// Whether a sentence of `text` may state a decision: DECISION's words after an ASCII word boundary
-/// in an ASCII-lowercased copy, or an entity that may decode into one. A sentence ends at
-/// characters that are not word characters, so a decision in one is a decision in the text.
-fn may_hold_decision(text: &str) -> bool {
+/// An approach the assistant took over another ("I'll switch to stable instead of nightly").
+static ALTERNATIVE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\b(?:instead of|rather than)\b").unwrap());
+
+/// Longer sentences are reasoning, not a decision to quote.
+const DECISION_MAX_CHARS: usize = 400;
+
+/// Whether a sentence of `text` may state a decision: DECISION's or ALTERNATIVE's words after an
+/// ASCII word boundary in an ASCII-lowercased copy, or an entity that may decode into one. A
+/// sentence ends at characters that are not word characters, so a decision in one is a decision
+/// in the text.
+pub(super) fn may_hold_decision(text: &str) -> bool {
     static HINT: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-        regex::bytes::Regex::new(r"(?-u)\b(?:i'll|i will|i'm going to|let's|we'll|we will|decided|decision|going with|instead of|chose|opted|the fix is|the plan is)").unwrap()
+        regex::bytes::Regex::new(r"(?-u)\b(?:decision|decide|chose|opt|going with|go with|went with|settled on|picked|instead of|rather than)").unwrap()
     });
     text.contains('&') || folds_to_ascii(text) || HINT.is_match(text.to_ascii_lowercase().as_bytes())
+}
+
+/// The sentences of `text` that state a decision (with `alternatives`, also an approach taken over
+/// another).
+pub(super) fn decisions_in(text: &str, alternatives: bool) -> impl Iterator<Item = &str> {
+    sentences(text).into_iter().filter(move |s| {
+        s.len() <= DECISION_MAX_CHARS && (DECISION.is_match(s) || alternatives && ALTERNATIVE.is_match(s))
+    })
 }
 
 fn command_of(input: &serde_json::Value) -> Option<&str> {
@@ -202,8 +220,16 @@ pub fn message_facts(m: &Message) -> MessageFacts {
         f.kind = Kind::User;
         if let Some(full) = request_text(m) {
             let text = quote(&full);
+            if may_hold_decision(&text) {
+                f.decisions = decisions_in(&text, false).map(str::to_string).collect();
+            }
             if may_hold_constraint(&text) {
-                f.constraints = sentences(&text).into_iter().filter(|s| is_constraint(s)).map(str::to_string).collect();
+                // A stated decision is one, even when it says what must be done.
+                f.constraints = sentences(&text)
+                    .into_iter()
+                    .filter(|s| is_constraint(s) && !f.decisions.iter().any(|d| d == s))
+                    .map(str::to_string)
+                    .collect();
             }
             identifiers_in(&text, &mut f.identifiers);
             let quoted = Block::new(text);
@@ -223,11 +249,7 @@ pub fn message_facts(m: &Message) -> MessageFacts {
         match p {
             Part::Text(t) if m.is_assistant() && !t.text.trim().is_empty() && may_hold_decision(&t.text) => {
                 let text = decode_entities(&t.text);
-                for s in sentences(&text) {
-                    if DECISION.is_match(s) && s.len() <= 400 {
-                        f.decisions.push(s.to_string());
-                    }
-                }
+                f.decisions.extend(decisions_in(&text, true).map(str::to_string));
             }
             Part::Tool(t) => {
                 let input = t.state.input();
@@ -310,6 +332,7 @@ pub fn gather<'a>(
         if mf.kind == Kind::User {
             if let Some(quoted) = &mf.quoted {
                 constraints.extend(&mf.constraints);
+                decisions.extend(&mf.decisions);
                 identifiers.extend(&mf.identifiers);
                 // The latest request stays whole: it is restored verbatim, however long.
                 latest_request = Some(m);
@@ -429,6 +452,27 @@ mod tests {
         assert!(f.last_error.unwrap().resolved);
         assert_eq!(f.latest_request.as_deref(), Some("Now add docs"));
         assert!(f.latest_request_kept);
+    }
+
+    #[test]
+    fn decisions_of_the_user_and_the_assistant_with_their_reason() {
+        let msgs = [
+            msg(json!({"id": "u", "role": "user", "parts": [{"type": "text", "id": "t", "text":
+                "Next, the retry path. Decision: retries happen in the pool, not in the handlers, so a request is retried once at most. Do not use global mutable state; pass dependencies through the Server struct."}]})),
+            msg(json!({"id": "a", "role": "assistant", "parts": [{"type": "text", "id": "t", "text":
+                "I'll read the pool first. We decided to cap idle connections per backend instead of globally, since one slow backend starved the rest. I went with a token bucket because it needs no allocation."}]})),
+        ];
+        let f = facts(&msgs, []);
+        assert_eq!(
+            f.decisions,
+            [
+                "Decision: retries happen in the pool, not in the handlers, so a request is retried once at most.",
+                "We decided to cap idle connections per backend instead of globally, since one slow backend starved the rest.",
+                "I went with a token bucket because it needs no allocation.",
+            ]
+        );
+        // A decision is not a constraint too; a semicolon does not end a constraint.
+        assert_eq!(f.constraints, ["Do not use global mutable state; pass dependencies through the Server struct."]);
     }
 
     #[test]

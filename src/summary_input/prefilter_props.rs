@@ -3,6 +3,7 @@
 
 use proptest::prelude::*;
 
+use super::facts::{decisions_in, may_hold_decision};
 use super::identifiers::{
     identifiers_in, identifiers_in_output, identifiers_in_output_unfiltered, identifiers_in_unfiltered,
 };
@@ -77,6 +78,18 @@ fn text() -> impl Strategy<Value = String> {
         "git push -u origin ",
         "fix/x",
         "I'll",
+        "need",
+        "All ",
+        "Every",
+        "before you",
+        "has to",
+        "enforced",
+        "Decision",
+        "decided",
+        "went with",
+        "rather than",
+        "Opted",
+        "CHOSE",
         "the",
         "word",
         "x",
@@ -100,6 +113,13 @@ proptest! {
     fn a_skipped_text_holds_no_constraint(t in text()) {
         if !may_hold_constraint(&t) {
             prop_assert!(sentences(&t).iter().all(|s| !is_constraint(s)), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn a_skipped_text_holds_no_decision(t in text()) {
+        if !may_hold_decision(&t) {
+            prop_assert_eq!(decisions_in(&t, true).count(), 0, "{:?}", t);
         }
     }
 
