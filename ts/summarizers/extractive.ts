@@ -59,7 +59,7 @@ function digest(plan: CompactionPlan, hasPrevious: boolean): Digest {
     constraints: kept('constraint').map((c) => c.text),
     done: ran,
     inProgress: [...open],
-    decisions: f.decisions,
+    decisions: kept('decision').map((d) => d.text),
     blocked: lastError && !lastError.resolved ? errorLine : [],
     next: [...nextRequest, ...(open.length ? ['Check the unfinished tool calls (see above): they never returned a result.'] : [])],
     critical: [...pins, ...errorLine, ...errors, ...identifiers, ...lastAssistant, NOTE],
@@ -104,7 +104,7 @@ export function parseSections(markdown: string): Map<string, string[]> {
   return out
 }
 
-/** Labels whose older items the newer ones replace instead of adding to. */
+/** Labels whose older items the newer ones replace instead of adding to, in every section. */
 const REFRESHED = [
   'Latest request:',
   'Last assistant message:',
@@ -114,11 +114,18 @@ const REFRESHED = [
   'Identifiers:',
 ]
 const REFRESHED_PATTERNS = [/^\d+ files? modified: /, /^\d+ files? only read: /]
+/** A newer latest request also makes the older one's next step stale (when the newer is kept verbatim, none is written). */
+const ALSO_REFRESHED: Record<string, string[]> = { 'Latest request:': ['Continue with the latest request:'] }
 
-function merge(previous: string[], fresh: string[]): string[] {
-  const refreshed = REFRESHED.filter((l) => fresh.some((f) => f.startsWith(l)))
+/** Whether a previous item is replaced by what `fresh` (every section's new items) holds. */
+function refresher(fresh: string[]): (item: string) => boolean {
+  const labels = REFRESHED.filter((l) => fresh.some((f) => f.startsWith(l))).flatMap((l) => [l, ...(ALSO_REFRESHED[l] ?? [])])
   const patterns = REFRESHED_PATTERNS.filter((re) => fresh.some((f) => re.test(f)))
-  const kept = previous.filter((p) => !refreshed.some((l) => p.startsWith(l)) && !patterns.some((re) => re.test(p)))
+  return (item) => labels.some((l) => item.startsWith(l)) || patterns.some((re) => re.test(item))
+}
+
+function merge(previous: string[], fresh: string[], refreshed: (item: string) => boolean): string[] {
+  const kept = previous.filter((p) => !refreshed(p))
   const seen = new Set<string>()
   const out: string[] = []
   for (const item of [...kept, ...fresh]) {
@@ -180,9 +187,10 @@ export function extractiveSummary(plan: CompactionPlan, options: ExtractiveOptio
   for (const [k, v] of prevSections) prevSections.set(k, v.filter((i) => !OWN_NOTES.test(i.trim())))
   const matched = t.sections.some((s) => s.key && prevSections.has(normalize(s.heading)))
   const items = new Map<string, string[]>()
+  const refreshed = refresher(t.sections.flatMap((s) => (s.key ? (d[s.key] ?? []) : [])))
   for (const s of t.sections) {
     if (!s.key) continue
-    items.set(s.heading, merge(prevSections.get(normalize(s.heading)) ?? [], d[s.key] ?? []))
+    items.set(s.heading, merge(prevSections.get(normalize(s.heading)) ?? [], d[s.key] ?? [], refreshed))
   }
   if (previous && !matched) {
     const last = [...t.sections].reverse().find((s) => s.key === 'critical') ?? t.sections[t.sections.length - 1]
@@ -212,7 +220,7 @@ function referenceCounter(plan: CompactionPlan): (item: string) => number {
 }
 
 /** The order of importance of the facts (the loss audit's): a less important one is left out first. */
-const IMPORTANCE: Record<string, number> = { identifier: 1, error: 2, constraint: 3, pin: 4, request: 5 }
+const IMPORTANCE: Record<string, number> = { identifier: 1, decision: 2, error: 3, constraint: 4, pin: 5, request: 6 }
 
 const droppedNote = (n: number) => `\n\n(${n} less referenced items left out to fit the summary budget.)`
 
