@@ -9,12 +9,12 @@ import { Session, compact, extractiveSummary } from '../dist/index.js'
 import { rng } from '../benchmark/corpus-text.mjs'
 
 /** The window every session is compacted in (usable: 48,000 − 8,000). */
-export const MODEL = { providerID: 'fidelity', modelID: 'fidelity-48k', limit: { context: 48_000, output: 8_000 } }
+const MODEL = { providerID: 'fidelity', modelID: 'fidelity-48k', limit: { context: 48_000, output: 8_000 } }
 
 export const FACT_KINDS = ['modifiedFile', 'readFile', 'request', 'ticket', 'sha', 'error', 'constraint', 'decision', 'pin']
 
 /** A pinned text, pinned after the first part. */
-export const PIN = 'Production deploys go through the staging cluster first.'
+const PIN = 'Production deploys go through the staging cluster first.'
 
 export const COMPACTIONS = 3
 
@@ -240,6 +240,9 @@ const SHAPES = [
 
 export const SHAPE_NAMES = SHAPES.map((s) => s.name)
 
+/** Files every project has that are read, never modified. */
+const REFERENCE_FILES = ['README.md', 'CONTRIBUTING.md', 'docs/architecture.md', 'docs/release.md']
+
 /** One generated session: its parts (the first, then the later phases) and what each plants. */
 export function generateSession(shapeName, seed = 1) {
   const shape = SHAPES.find((s) => s.name === shapeName)
@@ -307,8 +310,10 @@ export function generateSession(shapeName, seed = 1) {
           msgs.push(toolMsg('bash', { command: `git commit -am "${word}: tighten checks"` }, `[main ${made.text}] ${word}: tighten checks\n 2 files changed, 31 insertions(+), 9 deletions(-)`))
           planted.sha.push(made.text)
         } else if (r < 0.4) {
-          msgs.push(toolMsg('read', { filePath: path }, source(path, 60 + Math.floor(random() * 160))))
-          planted.readFile.push(path)
+          // Some reads are of files the work never changes (docs, the contributor guide).
+          const read = random() < 0.3 ? pick(random, REFERENCE_FILES) : path
+          msgs.push(toolMsg('read', { filePath: read }, source(read, 60 + Math.floor(random() * 160))))
+          planted.readFile.push(read)
         } else if (r < 0.55) {
           const hits = Array.from({ length: 8 + Math.floor(random() * 20) }, () => `${pick(random, files)}:${1 + Math.floor(random() * 300)}: ${shape.line(random, word, s)}`)
           msgs.push(toolMsg('grep', { pattern: word, path: '.' }, hits.join('\n')))
@@ -365,7 +370,7 @@ export function generateSession(shapeName, seed = 1) {
 }
 
 /** Everything the model reads of `session`, as one string. */
-export function modelText(session) {
+function modelText(session) {
   const out = []
   const walk = (v) => {
     if (typeof v === 'string') out.push(v)
@@ -439,8 +444,8 @@ export async function runSession(generated, makeSummarizer, { audit = true } = {
     const latest = strip(requests.at(-1))
     const mislabelled = [...result.summary.matchAll(/(?:Latest request|Continue with the latest request): (.*)/g)]
       .map((m) => m[1].trim())
-      .filter((said) => !/^in the messages after this summary/.test(said) && !latest.startsWith(strip(said).slice(0, 60)))
-    rounds.push({ before, after: session.usage().tokens, facts, mislabelled, restored: result.audit?.restored.length ?? 0 })
+      .filter((said) => !/^(?:it is )?in the messages after this summary/.test(said) && !latest.startsWith(strip(said).slice(0, 60)))
+    rounds.push({ before, after: session.usage().tokens, facts, mislabelled, restored: result.audit?.restored.length ?? 0, dropped: result.audit?.dropped.length ?? 0 })
   }
   return rounds
 }

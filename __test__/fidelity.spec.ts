@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { Session, SessionStore, compact, extractiveSummarizer, filterCompacted } from '../dist/index.js'
 import type { Summarizer, SummaryRequest } from '../dist/index.js'
 import { CONSTRAINT, LAST_ERROR, assistant, contextText, options, plantedSession, smallSession, text, tool, user } from './compact-fixtures.js'
+import { COMPACTIONS, FACT_KINDS, SHAPE_NAMES, forgetfulSummarizer, generateSession, runSession } from './fidelity-sessions.mjs'
 
 /** A summarizer that forgets everything but a line of prose. */
 const SECRETS = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'secrets.json'), 'utf8')) as {
@@ -69,6 +70,51 @@ describe('the loss audit', () => {
     expect(result.audit!.restored.map((f) => f.kind)).toEqual(['request'])
     expect(contextText(session)).not.toContain(CONSTRAINT.slice(0, 30))
     expect(contextText(session)).toContain('Follow-up 45: tidy the help text.')
+  })
+})
+
+describe('facts across three compactions of generated sessions (48k window)', () => {
+  const summarizers: Array<[string, () => Summarizer]> = [
+    ['extractive', () => extractiveSummarizer()],
+    ['an LLM that forgets every second item', forgetfulSummarizer],
+  ]
+  for (const shape of SHAPE_NAMES) {
+    for (const [name, make] of summarizers) {
+      it(`${shape}, ${name}: every fact kind is in the context after each compaction, and no older request is called the latest`, async () => {
+        for (const seed of [1, 2]) {
+          const rounds = await runSession(generateSession(shape, seed), make)
+          expect(rounds.length).toBe(COMPACTIONS)
+          for (const [i, r] of rounds.entries()) {
+            const where = `seed ${seed}, compaction ${i + 1}`
+            for (const kind of FACT_KINDS) {
+              expect(r.facts[kind].planted, `${where}: ${kind} planted`).toBeGreaterThan(0)
+              expect(r.facts[kind].lost, `${where}: ${kind} lost`).toEqual([])
+            }
+            expect(r.mislabelled, where).toEqual([])
+            expect(r.dropped, where).toBe(0)
+            expect(r.after).toBeLessThan(r.before)
+          }
+        }
+      })
+    }
+  }
+
+  it('the check sees losses: without the audit, the forgetting summarizer loses facts of several kinds', async () => {
+    const lost = new Set<string>()
+    for (const shape of SHAPE_NAMES) {
+      const rounds = await runSession(generateSession(shape, 1), forgetfulSummarizer, { audit: false })
+      for (const r of rounds) for (const kind of FACT_KINDS) if (r.facts[kind].lost.length) lost.add(kind)
+    }
+    expect([...lost].sort()).toEqual(expect.arrayContaining(['constraint', 'decision', 'pin', 'sha', 'ticket']))
+  })
+
+  it('the generator is deterministic and its sessions differ by shape and seed', () => {
+    const a = generateSession('go-proxy', 3)
+    expect(generateSession('go-proxy', 3)).toEqual(a)
+    expect(generateSession('go-proxy', 4)).not.toEqual(a)
+    const sizes = SHAPE_NAMES.map((s) => generateSession(s, 1).parts[0]!.messages.length)
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(170)
+    expect(Math.max(...sizes)).toBeLessThanOrEqual(395)
   })
 })
 

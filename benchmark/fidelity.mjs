@@ -3,7 +3,8 @@
 // window, with the extractive summarizer and with an LLM stand-in that forgets every second item it
 // writes. For each fact kind and each compaction, the share of the facts planted so far that the
 // model still reads (`toModelMessages()`), with and without the loss audit; how many summaries
-// called an older request the latest; and the context after each compaction against before it.
+// called an older request the latest; the facts the audit restored (and dropped for its budget);
+// and the context after each compaction against before it.
 //
 //   node benchmark/fidelity.mjs              # Markdown tables, seeds 1 and 2
 //   node benchmark/fidelity.mjs --seeds 4    # seeds 1 to 4
@@ -24,6 +25,8 @@ for (const [name, make] of SUMMARIZERS) {
     const rounds = Array.from({ length: COMPACTIONS }, () => ({
       facts: Object.fromEntries(FACT_KINDS.map((k) => [k, { planted: 0, kept: 0 }])),
       mislabelled: 0,
+      restored: 0,
+      dropped: 0,
       summaries: 0,
       ratios: [],
     }))
@@ -37,6 +40,8 @@ for (const [name, make] of SUMMARIZERS) {
             into.facts[k].kept += r.facts[k].kept
           }
           into.mislabelled += r.mislabelled.length ? 1 : 0
+          into.restored += r.restored
+          into.dropped += r.dropped
           into.summaries++
           into.ratios.push(r.after / r.before)
         })
@@ -52,13 +57,13 @@ if (process.argv.includes('--json')) {
   const pct = (x) => `${Math.round(x * 100)}%`
   const sessions = SHAPE_NAMES.length * SEEDS.length
   console.log(`Fidelity after each of ${COMPACTIONS} compactions: facts the model still reads, kept / planted, over ${sessions} sessions (${SHAPE_NAMES.join(', ')}; seeds ${SEEDS.join(', ')})\n`)
-  console.log(`| summarizer | audit | compaction | ${FACT_KINDS.join(' | ')} | older request called latest | context after / before |`)
-  console.log(`|---|---|---:|${FACT_KINDS.map(() => '---:').join('|')}|---:|---:|`)
+  console.log(`| summarizer | audit | compaction | ${FACT_KINDS.join(' | ')} | older request called latest | restored (dropped) | context after / before |`)
+  console.log(`|---|---|---:|${FACT_KINDS.map(() => '---:').join('|')}|---:|---:|---:|`)
   for (const r of results) {
     r.rounds.forEach((x, i) => {
       const cells = FACT_KINDS.map((k) => `${x.facts[k].kept}/${x.facts[k].planted}`)
       const ratio = `${pct(Math.min(...x.ratios))}–${pct(Math.max(...x.ratios))}`
-      console.log(`| ${r.summarizer} | ${r.audit ? 'on' : 'off'} | ${i + 1} | ${cells.join(' | ')} | ${x.mislabelled}/${x.summaries} | ${ratio} |`)
+      console.log(`| ${r.summarizer} | ${r.audit ? 'on' : 'off'} | ${i + 1} | ${cells.join(' | ')} | ${x.mislabelled}/${x.summaries} | ${x.restored} (${x.dropped}) | ${ratio} |`)
     })
   }
 }
