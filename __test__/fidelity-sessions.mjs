@@ -304,7 +304,7 @@ export function generateSession(shapeName, seed = 1) {
         const error = take('error', 'tool')
         const made = error ? undefined : take('sha', 'agent')
         if (error) {
-          msgs.push(toolMsg('bash', { command: shape.testCommand }, `${shape.fail(testFile(), error.text)}`))
+          msgs.push(toolMsg('bash', { command: shape.testCommand }, shape.fail(testFile(), error.text)))
           planted.error.push(error.text)
         } else if (made) {
           msgs.push(toolMsg('bash', { command: `git commit -am "${word}: tighten checks"` }, `[main ${made.text}] ${word}: tighten checks\n 2 files changed, 31 insertions(+), 9 deletions(-)`))
@@ -405,7 +405,7 @@ export function forgetfulSummarizer() {
 }
 
 /**
- * Compacts one generated session three times with `summarizer` (a fresh one per session), after
+ * Compacts one generated session three times with a summarizer `makeSummarizer` makes for it, after
  * the first part and after each later phase. For each compaction: which planted facts the model
  * still reads, the context before and after, and whether a summary called an older request the
  * latest one.
@@ -413,24 +413,24 @@ export function forgetfulSummarizer() {
 export async function runSession(generated, makeSummarizer, { audit = true } = {}) {
   const session = new Session({ model: MODEL, tokenizer: 'estimate' })
   const summarizer = makeSummarizer()
-  const so_far = Object.fromEntries(FACT_KINDS.map((k) => [k, []]))
+  const soFar = Object.fromEntries(FACT_KINDS.map((k) => [k, []]))
   const requests = []
   const rounds = []
   for (const part of generated.parts) {
     for (const m of part.messages) session.append(m)
-    for (const kind of FACT_KINDS) so_far[kind].push(...part.planted[kind])
-    if (!rounds.length) so_far.pin.push(session.pinText(PIN).text)
+    for (const kind of FACT_KINDS) soFar[kind].push(...part.planted[kind])
+    if (!rounds.length) soFar.pin.push(session.pinText(PIN).text)
     for (const m of part.messages) if (m.role === 'user') requests.push(m.parts[0].text)
     const before = session.usage().tokens
     const result = await compact(session, { summarizer, audit, auto: true })
     if (result.status !== 'compacted') throw new Error(`${generated.shape}: compaction ${rounds.length + 1} ${result.status}: ${result.reason}`)
     const seen = normalize(modelText(session))
     const current = {
-      ...so_far,
-      modifiedFile: [...new Set(so_far.modifiedFile)],
+      ...soFar,
+      modifiedFile: [...new Set(soFar.modifiedFile)],
       // A file read and then modified is listed once, as modified.
-      readFile: [...new Set(so_far.readFile)].filter((f) => !so_far.modifiedFile.includes(f)),
-      error: so_far.error.slice(-1),
+      readFile: [...new Set(soFar.readFile)].filter((f) => !soFar.modifiedFile.includes(f)),
+      error: soFar.error.slice(-1),
       request: [requests.at(-1)],
     }
     const facts = Object.fromEntries(
@@ -444,7 +444,7 @@ export async function runSession(generated, makeSummarizer, { audit = true } = {
     const latest = strip(requests.at(-1))
     const mislabelled = [...result.summary.matchAll(/(?:Latest request|Continue with the latest request): (.*)/g)]
       .map((m) => m[1].trim())
-      .filter((said) => !/^(?:it is )?in the messages after this summary/.test(said) && !latest.startsWith(strip(said).slice(0, 60)))
+      .filter((said) => !/^in the messages after this summary/.test(said) && !latest.startsWith(strip(said).slice(0, 60)))
     rounds.push({ before, after: session.usage().tokens, facts, mislabelled, restored: result.audit?.restored.length ?? 0, dropped: result.audit?.dropped.length ?? 0 })
   }
   return rounds

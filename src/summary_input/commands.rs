@@ -129,14 +129,15 @@ static HEADER_LINE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"(?i)\bpanick
 /// Each quoted failure is kept to this many characters.
 pub const FAILURE_MAX_CHARS: usize = 300;
 
-/// How precisely a line of a failure's output says what went wrong: 3 for the message itself, 2
-/// for another line with an error word, 1 for a report line with one, 0 for the rest.
-fn precision(line: &str, after_header: bool) -> u8 {
+/// How precisely a line of a failure's output (a [`HEADER_LINE`] or not, after one or not) says
+/// what went wrong: 3 for the message itself, 2 for another line with an error word, 1 for a report
+/// line or a header with one, 0 for the rest.
+fn precision(line: &str, header: bool, after_header: bool) -> u8 {
     if SPECIFIC_LINE.is_match(line) {
         return 3;
     }
     let failure = FAILURE_LINE.is_match(line);
-    if REPORT_LINE.is_match(line) || HEADER_LINE.is_match(line) {
+    if header || REPORT_LINE.is_match(line) {
         return u8::from(failure);
     }
     if after_header || ERROR_PREFIX.is_match(line) {
@@ -157,8 +158,9 @@ pub fn identifying_line(text: &str) -> String {
     let mut best: Option<(&str, u8)> = None;
     let mut after_header = false;
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-        let p = precision(line, after_header);
-        after_header = HEADER_LINE.is_match(line);
+        let header = HEADER_LINE.is_match(line);
+        let p = precision(line, header, after_header);
+        after_header = header;
         if best.is_none_or(|(_, b)| p > b) {
             best = Some((line, p));
             if p == 3 {
