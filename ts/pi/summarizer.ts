@@ -71,7 +71,9 @@ function contextOf(req: SummaryRequest, request: PiRequest | undefined): { conte
  * call), through pi's model registry (pi 0.74+) or pi-ai's `complete` (`complete`, default the
  * `@mariozechner/pi-ai` pi's loader provides) with the registry's API key. Given the agent's last
  * `request`, a summary asked in the conversation form (`req.input`) sends it unchanged, then one
- * user message with the instructions.
+ * user message with the instructions. pi's print mode makes a handler's `ctx` throw once the prompt
+ * returns, while a compaction may still run: give it a copy of the fields read in the handler
+ * (`{ model: ctx.model, modelRegistry: ctx.modelRegistry }`), as `session_before_compact` does.
  */
 export function piModelSummarizer(ctx: PiExtensionContext, complete?: PiComplete, request?: PiRequest): Summarizer {
   return async (req, signal) => {
