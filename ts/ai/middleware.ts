@@ -71,7 +71,7 @@ function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]
  * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: contextfoldMiddleware() })
  */
 export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCacheOptions = {}): ContextfoldMiddleware {
-  const engine = new Engine(options)
+  const engine = new Engine(options, 'contextfoldMiddleware')
   const breakpoints = new Breakpoints(options.cacheBreakpoints)
   const cacheKey = options.promptCacheKey ?? false
   // The conversation of each call, for the usage its answer reports.

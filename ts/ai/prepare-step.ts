@@ -55,7 +55,7 @@ export function toolDefinitions(tools: unknown): unknown {
 export type ContextfoldPrepareStep = <M>(args: PrepareStepArgs<M>) => Promise<{ messages: M[] } | undefined>
 
 export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = {}): ContextfoldPrepareStep {
-  const engine = new Engine(options)
+  const engine = new Engine(options, 'contextfoldPrepareStep')
   const breakpoints = new Breakpoints(options.cacheBreakpoints)
   // The message each copy carrying a breakpoint was made from: a loop that carries the handed
   // messages forward (ai v7) gives the copies back, and the conversation continues from the originals.
