@@ -1,5 +1,5 @@
 // contextfold: the native session (Rust, N-API) and the TypeScript compaction pipeline on top of it.
-export * from '../native.js'
+export * from './native.js'
 
 export { compact, validateSummary, MAX_PROMPT_TOO_LONG_RETRIES } from './compact.js'
 export {

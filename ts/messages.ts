@@ -1,5 +1,5 @@
 // Messages compact() appends after the summary: opencode's auto-continue message and the overflow replay.
-import type { Message, Session } from '../native.js'
+import type { Message, Session } from './native.js'
 import { CONTINUE_TEXT, MEDIA_NOTICE } from './prompt.js'
 
 /** The text of the auto-continue message (after an overflow, the media notice first). */

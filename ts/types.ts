@@ -1,5 +1,5 @@
 // Public types of the TypeScript layer.
-import type { Audit, CompactionPlan, Message, ModelMessageLike, PrepareOptions, Session, TokenizerName, Usage } from '../native.js'
+import type { Audit, CompactionPlan, Message, ModelMessageLike, PrepareOptions, Session, TokenizerName, Usage } from './native.js'
 import type { CompactError } from './errors.js'
 
 import type { TemplateName } from './templates.js'

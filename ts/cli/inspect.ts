@@ -1,7 +1,7 @@
 // `contextfold inspect <file>`: what a session holds and how full its context is, by kind; the
 // largest tool outputs; what prune would free; where a compaction would cut; import warnings.
-import { turns } from '../../native.js'
-import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../../native.js'
+import { turns } from '../native.js'
+import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../native.js'
 import { addCommonOptions, addOverheadOptions, addPriceOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { breakdownTotal, renderBar, renderLegend, segments } from './context-bar.js'
 import { int, pct, plural, snippet, table } from './format.js'

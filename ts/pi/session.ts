@@ -1,7 +1,7 @@
 // pi's session entries as a contextfold Session: the native pi importer reads them (tool results join
 // their calls, compaction entries become contextfold compactions), and the file lists and facts an
 // earlier compaction stored in `details` are put where the engine carries them over from.
-import { importTranscript, Session, type CompactionConfig, type Message, type SessionOptions } from '../../native.js'
+import { importTranscript, Session, type CompactionConfig, type Message, type SessionOptions } from '../native.js'
 import type { PiEntry, PiModel } from './types.js'
 
 type Json = Record<string, unknown>

@@ -1,7 +1,7 @@
 // A summarizer calling the pi session's own model through pi-ai: pi 0.87's model registry streams
 // itself (`streamSimple`); on 0.73 pi-ai's `complete` is called with the registry's credentials. In
 // the conversation form it sends the agent's last request, then the instructions.
-import { usageFromProvider } from '../../native.js'
+import { usageFromProvider } from '../native.js'
 import { AuthError, SummaryFailedError, UnknownModelError, abortError, throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
 import type { PiAssistantMessage, PiComplete, PiContext, PiExtensionContext, PiModel, PiRequest } from './types.js'
