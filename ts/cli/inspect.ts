@@ -93,7 +93,7 @@ function preview(m: Message): string {
   if (text) return JSON.stringify(snippet((text as { text: string }).text, 50))
   const tool = m.parts.find((p) => p.type === 'tool')
   if (tool) return `${String((tool as { tool?: unknown }).tool)} call`
-  return m.parts.some((p) => p.type === 'reasoning') ? 'reasoning' : m.parts[0]?.type ?? 'empty'
+  return m.parts.some((p) => p.type === 'reasoning') ? 'reasoning' : String(m.parts[0]?.type ?? 'empty')
 }
 
 export async function inspectReport(file: string, flags: InspectFlags, ctx: RunContext): Promise<{ report: InspectReport; context: Message[] }> {
