@@ -14,7 +14,7 @@
 const { existsSync, readFileSync } = require('node:fs')
 const { join } = require('node:path')
 
-const { version, napi } = require('./package.json')
+const { version, napi, packedLocally } = require('./package.json')
 
 /** This platform as napi-rs names it (`linux-x64-gnu`, `darwin-arm64`, `win32-x64-msvc`). */
 function platformName() {
@@ -67,12 +67,22 @@ function versionMismatch(found) {
   )
 }
 
+/** What to install: the platform package from the registry, or (a package `npm run pack:local` made) the tarball beside it. */
+function missingPackage() {
+  if (packedLocally?.platformTarball) {
+    return (
+      `The platform package ${pkgName} is not installed; this contextfold was packed from a clone (npm run pack:local), ` +
+      `so no registry has it: install it with contextfold, the two tarballs together (npm install <contextfold tarball> ${packedLocally.platformTarball}).`
+    )
+  }
+  return (
+    `The platform package ${pkgName} is not installed (was the install run with --omit=optional or --no-optional? ` +
+    `Install again without it, or add it yourself: npm install ${pkgName}@${version}).`
+  )
+}
+
 function notFound(cause) {
-  const supported = targets.includes(platform)
-  const why = supported
-    ? `The platform package ${pkgName} is not installed (was the install run with --omit=optional or --no-optional? ` +
-      'Install again without it, or add it yourself: npm install ' + `${pkgName}@${version}).`
-    : `contextfold ships prebuilt binaries for ${targets.join(', ')}.`
+  const why = targets.includes(platform) ? missingPackage() : `contextfold ships prebuilt binaries for ${targets.join(', ')}.`
   return nativeError(
     'CF_NATIVE_MISSING',
     `contextfold has no native binary for ${platform} (Node ${process.versions.node}). ${why} To build one from ` +

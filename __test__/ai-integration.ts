@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
-import { extractiveSummarizer, type CompactionResult, type Summarizer } from '../dist/index.js'
+import { UnknownModelError, extractiveSummarizer, type CompactionResult, type Summarizer } from '../dist/index.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, toolOutput, tools, type Major, type Seen } from './ai-loop.js'
 
 function counting(): { summarizer: Summarizer; calls: () => number } {
@@ -55,6 +55,47 @@ export function integrationSuite(major: Major): void {
       const r = ai.streamText({ ...base, model, tools: tools(major, z) })
       const text = await r.text
       expectLoop(seen, text, compactions, calls())
+    })
+  })
+
+  describe(`${major.name}: a model the catalog lacks (the mock), no contextWindow given`, () => {
+    /** The error a call rejects with. */
+    const rejection = (p: Promise<unknown>) => p.then((): Error & { code?: string } => new Error('resolved'), (e: unknown) => e as Error & { code?: string })
+    /** The SDK's mock model as it comes (`mock-provider` / `mock-model-id`): it must not be called. */
+    const unknownModel = (seen: Seen) =>
+      new major.Mock({
+        doGenerate: async (options: { prompt: unknown[] }) => {
+          seen.prompts.push(options.prompt)
+          throw new Error('the model was called')
+        },
+      })
+
+    it('generateText through the middleware throws our error, naming the option, unwrapped, once', async () => {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      // Outside contextfold's middleware: counts the attempts of the SDK's retry helper (maxRetries 2 by default).
+      let attempts = 0
+      const counter = { specificationVersion: 'v3', middlewareVersion: 'v2', transformParams: async ({ params }: { params: unknown }) => (attempts++, params) }
+      const model = ai.wrapLanguageModel({ model: unknownModel(seen), middleware: [counter, contextfoldMiddleware()] as never })
+      const e = await rejection(ai.generateText({ model, prompt: REQUEST }))
+      expect(e).toBeInstanceOf(UnknownModelError)
+      expect(e.code).toBe('CF_UNKNOWN_MODEL')
+      expect(e.message).toMatch(/^contextfoldMiddleware: model "mock-model-id" \(provider "mock-provider"\) is not in the model catalog .*; pass its context window: contextfoldMiddleware\(\{ contextWindow \}\)$/)
+      expect(attempts).toBe(1)
+      expect(seen.prompts).toEqual([])
+    })
+
+    it('generateText with the prepareStep helper throws our error, naming its option', async () => {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      const e = await rejection(ai.generateText({ model: unknownModel(seen), prompt: REQUEST, prepareStep: contextfoldPrepareStep() }))
+      expect(e).toBeInstanceOf(UnknownModelError)
+      expect(e.message).toMatch(/; pass its context window: contextfoldPrepareStep\(\{ contextWindow \}\)$/)
+      expect(seen.prompts).toEqual([])
+    })
+
+    it('a window that is no positive number of tokens is refused when the helper is made', () => {
+      const refused = { code: 'CF_INVALID_ARGUMENT', message: 'contextfoldMiddleware: options.contextWindow must be a positive number of tokens, got 0' }
+      expect(() => contextfoldMiddleware({ contextWindow: 0 })).toThrow(expect.objectContaining(refused))
+      expect(() => contextfoldPrepareStep({ maxOutputTokens: -1 })).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT', message: expect.stringMatching(/^contextfoldPrepareStep: options.maxOutputTokens/) }))
     })
   })
 

@@ -122,7 +122,7 @@ describe('modelInfo', () => {
     expect(e.code).toBe('CF_UNKNOWN_MODEL')
     expect(e.name).toBe('UnknownModelError')
     expect(e.message).toContain('"my-finetune"')
-    expect(e.message).toContain('contextWindow')
+    expect(e.message).toMatch(/^modelInfo: .*; pass its context window: modelInfo\(model, \{ contextWindow \}\)$/)
     expect(e.message).toContain(MODEL_CATALOG_SOURCE)
     // Several providers list the bare id: ambiguous, not guessed; naming the provider settles it.
     const ambiguous = await rejection(modelInfo('gpt-oss-120b'))

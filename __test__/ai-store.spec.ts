@@ -97,6 +97,23 @@ describe('contextfoldMiddleware with a store', () => {
     expect(new Set(again.map((m) => m.id)).size).toBe(again.length)
   })
 
+  it("the README's sessionFiles('.sessions') works in a folder without it: the folder is created", async () => {
+    const cwd = process.cwd()
+    process.chdir(tempDir())
+    try {
+      const seen: Seen = { prompts: [], problems: [], tokens: [] }
+      const model = ai.wrapLanguageModel({
+        model: scriptedModel(major, seen),
+        middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: sessionFiles('.sessions') }),
+      })
+      await major.ai.generateText({ model, messages: [{ role: 'user', content: REQUEST }], providerOptions: { contextfold: { conversationId: 'chat-1' } } })
+      expect(seen.prompts).toHaveLength(1)
+      expect(stored('.sessions', 'chat-1').map((m) => m.role)).toEqual(['user']) // the answer is taken with the next call
+    } finally {
+      process.chdir(cwd)
+    }
+  })
+
   it('a conversation id that is not a file name is a coded error', () => {
     expect(() => sessionFiles(tempDir())('../escape')).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
   })

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest'
 
 import { Session, countTokens, countTokensAsync, estimateTokens, filterCompacted, toModelMessages } from '../native.js'
 import type { Message, ToolPart } from '../native.js'
+import { unknownPart } from '../dist/index.js'
 import { assistant, checkToolPairs, completed, exact, expectCode, msgTokens, snapshot, text, tool, user } from './helpers.js'
 
 const INDEX_JS = fileURLToPath(new URL('../native.js', import.meta.url))
@@ -136,9 +137,9 @@ describe('structure', () => {
 
   it('unknown part types are kept in messages(), and ignored by toModelMessages and counting', () => {
     const unknown = [
-      { type: 'step-start', id: 'ss', snapshot: 'abc123' },
-      { type: 'patch', id: 'pa', hash: 'h', files: ['a.ts', 'b.ts'], nested: { deep: [1, 2, { x: null }] } },
-      { type: 'subtask', id: 'st', prompt: 'a'.repeat(10_000), agent: 'general' },
+      unknownPart({ type: 'step-start', id: 'ss', snapshot: 'abc123' }),
+      unknownPart({ type: 'patch', id: 'pa', hash: 'h', files: ['a.ts', 'b.ts'], nested: { deep: [1, 2, { x: null }] } }),
+      unknownPart({ type: 'subtask', id: 'st', prompt: 'a'.repeat(10_000), agent: 'general' }),
     ]
     const withUnknown = assistant('a1', [unknown[0], text('visible'), unknown[1], unknown[2]])
     const without = assistant('a1', [withUnknown.parts[1]])
@@ -148,6 +149,14 @@ describe('structure', () => {
     expect(s.get('a1')).toEqual(withUnknown)
     expect(s.toModelMessages()).toEqual(toModelMessages([user('u1', s.messages()[0].parts), without]))
     expect(msgTokens(withUnknown)).toBe(msgTokens(without))
+  })
+
+  it('unknownPart gives the part itself, and refuses a known part type or a part without a string type and id', () => {
+    const part = { type: 'step-start', id: 'ss', snapshot: 'abc' }
+    expect(unknownPart(part)).toBe(part)
+    expectCode(() => unknownPart({ type: 'text', id: 'p', text: 'hi' }), 'CF_INVALID_ARGUMENT')
+    expectCode(() => unknownPart({ type: 7, id: 'p' } as never), 'CF_INVALID_ARGUMENT')
+    expectCode(() => unknownPart(null as never), 'CF_INVALID_ARGUMENT')
   })
 
   it('a message with 100,000 parts works', () => {

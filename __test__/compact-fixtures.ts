@@ -16,15 +16,16 @@ export function text(t: string): Part {
   return { type: 'text', id: pid(), text: t }
 }
 
-export function tool(name: string, state: ToolState): Part {
+/** A tool part; `state` may carry fields the message model keeps without naming (opencode's `time`). */
+export function tool(name: string, state: ToolState & Record<string, unknown>): Part {
   return { type: 'tool', id: pid('tp'), callID: pid('call'), tool: name, state }
 }
 
-export function user(id: string, body: string | Part[], extra: Partial<Message> = {}): Message {
+export function user(id: string, body: string | Part[], extra: Partial<Message> & Record<string, unknown> = {}): Message {
   return { id, role: 'user', parts: typeof body === 'string' ? [text(body)] : body, ...extra }
 }
 
-export function assistant(id: string, body: string | Part[], extra: Partial<Message> = {}): Message {
+export function assistant(id: string, body: string | Part[], extra: Partial<Message> & Record<string, unknown> = {}): Message {
   return { id, role: 'assistant', parts: typeof body === 'string' ? [text(body)] : body, ...extra }
 }
 

@@ -258,7 +258,7 @@ describe('applyCompaction', () => {
     expect(s.length).toBe(history().length + 2)
     expect(s.messages().slice(-2)).toEqual([req, sum])
     expect(req.role).toBe('user')
-    const part = req.parts.find((p) => p.type === 'compaction') as Record<string, unknown>
+    const part = req.parts.find((p) => p.type === 'compaction')
     expect(part).toMatchObject({ type: 'compaction', auto: false, tailStartID: 'u3', hiddenFromID: 'u1' })
     expect(sum).toMatchObject({ role: 'assistant', parentID: req.id, summary: true, finish: 'stop' })
     expect(sum.error).toBeUndefined()

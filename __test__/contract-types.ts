@@ -2,19 +2,23 @@
 // hand-written shapes), checked by `tsc -p __test__/tsconfig.json` (npm run typecheck), never run:
 // right uses compile; wrong roles, wrong formats and missing fields are errors.
 import {
+  compact,
   importTranscript,
   isStoreHeader,
   Session,
   SessionStore,
   toModelMessages,
   transcriptFormats,
+  unknownPart,
   type AnthropicRequest,
+  type CompactionResult,
   type CompactionConfig,
   type CompactionPlan,
   type ImportResult,
   type Message,
   type ModelMessage,
   type OpenAIChatMessage,
+  type Part,
   type PrepareOptions,
   type SessionOptions,
   type StoreHeader,
@@ -57,7 +61,52 @@ export const messageTests: Message[] = [
   { role: 'user', parts: [] },
   // @ts-expect-error usage needs input and output
   { id: 'a2', role: 'assistant', parts: [], tokens: { input: 1 } },
+  // @ts-expect-error a misspelt field (`parentID`) is no field of a message
+  { id: 'a3', role: 'assistant', parts: [], parentId: 'u1' },
+  // @ts-expect-error not a part type
+  { id: 'u2', role: 'user', parts: [{ type: 'txt', id: 'p', text: 'hi' }] },
+  // @ts-expect-error a completed tool call has its output
+  { id: 'a4', role: 'assistant', parts: [{ type: 'tool', id: 'p', callID: 'c', tool: 'read', state: { status: 'completed', input: {} } }] },
+  // @ts-expect-error a part of another type is made with unknownPart()
+  { id: 'a5', role: 'assistant', parts: [{ type: 'step-start', id: 'ss' }] },
+  { id: 'a6', role: 'assistant', parts: [unknownPart({ type: 'step-start', id: 'ss', snapshot: 'abc' }), { type: 'text', id: 'p', text: 'hi' }] },
 ]
+
+// A part's `type` narrows `Part`, unknown parts included (as `messages()` returns them).
+export function texts(session: Session): string[] {
+  return session.messages().flatMap((m) => m.parts.map((p) => (p.type === 'text' ? p.text : '')))
+}
+export function describePart(p: Part): string {
+  switch (p.type) {
+    case 'text':
+    case 'reasoning':
+      return p.text
+    case 'tool':
+      return p.state.status === 'completed' ? p.state.output : p.state.status
+    case 'file':
+      return p.url
+    case 'compaction':
+      return String(p.auto)
+    default:
+      // An unknown part: its type is a string at run time, opaque to TypeScript.
+      // @ts-expect-error not a string to TypeScript
+      return p.type
+  }
+}
+
+// A result is told apart by its status: a compacted one has its summary and what it appended.
+export async function compacted(session: Session): Promise<number> {
+  const result: CompactionResult = await compact(session)
+  // @ts-expect-error tokensAfter is there only once compacted
+  const unknownYet: number = result.tokensAfter
+  void unknownYet
+  const summary: string | undefined = result.summary
+  void summary
+  if (result.status === 'failed') return result.error.code.length
+  if (result.status !== 'compacted') return result.reason.length
+  const appended: Message[] = result.messages
+  return result.tokensAfter + result.summary.length + appended.length + result.plan.summarizedIDs.length
+}
 
 export const formats: TranscriptFormat[] = transcriptFormats()
 export const imported: ImportResult = importTranscript('[]', { format: 'claude-code' })

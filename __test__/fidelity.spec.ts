@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
 import { Session, SessionStore, compact, extractiveSummarizer, filterCompacted } from '../dist/index.js'
-import type { Summarizer, SummaryRequest } from '../dist/index.js'
+import type { CompactionPart, Summarizer, SummaryRequest } from '../dist/index.js'
 import { CONSTRAINT, LAST_ERROR, assistant, contextText, options, plantedSession, smallSession, text, tool, user } from './compact-fixtures.js'
 import { COMPACTIONS, FACT_KINDS, SHAPE_NAMES, forgetfulSummarizer, generateSession, runSession } from './fidelity-sessions.mjs'
 
@@ -288,7 +288,7 @@ describe('the stored compaction', () => {
     store.close()
     const loaded = SessionStore.open(path, { readOnly: true }).load()
     const request = loaded.context().find((m) => m.parts.some((p) => p.type === 'compaction'))!
-    const part = request.parts.find((p) => p.type === 'compaction') as Record<string, unknown>
+    const part = request.parts.find((p) => p.type === 'compaction') as CompactionPart
     expect(part.audit).toEqual({ kept: result.audit!.kept, restored: result.audit!.restored, dropped: result.audit!.dropped })
     expect((part.keep as Array<{ text: string }>).map((f) => f.text)).toContain(CONSTRAINT)
     expect(loaded.pins().map((p) => p.text)).toEqual(['Staging first, always.'])

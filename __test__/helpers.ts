@@ -72,7 +72,7 @@ export function running(input: unknown = {}): ToolState {
   return { status: 'running', input }
 }
 
-export function user(id: string, body: string | Part[] = `question ${id}`, extra: Partial<Message> = {}): Message {
+export function user(id: string, body: string | Part[] = `question ${id}`, extra: Partial<Message> & Record<string, unknown> = {}): Message {
   const parts = typeof body === 'string' ? [text(body)] : body
   return { id, role: 'user', parts, ...extra }
 }
@@ -81,7 +81,7 @@ export function system(id: string, body: string): Message {
   return { id, role: 'system', parts: [text(body)] }
 }
 
-export function assistant(id: string, body: string | Part[] = `answer ${id}`, extra: Partial<Message> = {}): Message {
+export function assistant(id: string, body: string | Part[] = `answer ${id}`, extra: Partial<Message> & Record<string, unknown> = {}): Message {
   const parts = typeof body === 'string' ? [text(body)] : body
   return { id, role: 'assistant', parts, ...extra }
 }

@@ -31,6 +31,14 @@ describe('what an import loads', () => {
     expect(loaded.filter((p) => PEERS.test(p))).toEqual([])
   })
 
+  it("import 'contextfold' gives every value of the native addon, the same objects (ts/native.ts is current)", async () => {
+    const esm = (await import('../dist/index.js')) as Record<string, unknown>
+    const native = (await import('../native.js')) as Record<string, unknown>
+    const values = Object.keys(native).filter((k) => k !== 'default')
+    expect(values.length).toBeGreaterThan(20)
+    expect(values.filter((k) => esm[k] !== native[k])).toEqual([])
+  })
+
   it("import 'contextfold/ai' loads no opencode package", () => {
     expect(packagesLoadedBy('contextfold/ai').filter((p) => p.startsWith('@opencode-ai/'))).toEqual([])
   })

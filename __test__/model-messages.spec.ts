@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 
 import { Session, toModelMessages } from '../native.js'
 import type { ConvertOptions, Message, ModelMessage } from '../native.js'
+import { unknownPart } from '../dist/index.js'
 import {
   INTERRUPTED,
   PRUNED,
@@ -132,8 +133,8 @@ describe('toModelMessages', () => {
 
   it('ignores unknown part types and empty text', () => {
     const out = toModelMessages([
-      user('u', [text(''), { type: 'agent', id: 'ag', name: 'build' }, text('hi')]),
-      assistant('a', [{ type: 'step-start', id: 'ss' }, text('yo'), { type: 'step-finish', id: 'sf', reason: 'stop' }, reasoning('')]),
+      user('u', [text(''), unknownPart({ type: 'agent', id: 'ag', name: 'build' }), text('hi')]),
+      assistant('a', [unknownPart({ type: 'step-start', id: 'ss' }), text('yo'), unknownPart({ type: 'step-finish', id: 'sf', reason: 'stop' }), reasoning('')]),
       user('empty', [text('')]),
     ])
     expect(out).toEqual([

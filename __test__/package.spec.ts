@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
   version: string
+  private?: boolean
   exports: Record<string, unknown>
   peerDependencies: Record<string, string>
   napi: { targets: string[] }
@@ -110,7 +111,11 @@ describe('npm run pack:local', () => {
     const platforms = ['linux-x64-gnu', 'linux-arm64-gnu', 'darwin-x64', 'darwin-arm64', 'win32-x64-msvc']
     expect(PKG.napi.targets).toHaveLength(platforms.length)
     expect(main.optionalDependencies).toEqual(Object.fromEntries(platforms.map((p) => [`contextfold-${p}`, PKG.version])))
-    for (const script of ['preinstall', 'install', 'postinstall']) expect(main.scripts?.[script], script).toBeUndefined()
+    // No script at all: the clone's build from source (`prepare`), and `private`, which keeps the clone from being published.
+    expect(main.scripts).toBeUndefined()
+    expect(main.private).toBeUndefined()
+    expect(PKG.private).toBe(true)
+    expect(main.packedLocally).toEqual({ platformTarball: tarballs.platform })
   })
 
   it('packs what a user needs and no test, benchmark, fuzz, target or source file', () => {
@@ -137,13 +142,39 @@ describe('npm run pack:local', () => {
 })
 
 describe.each([
-  ['npm', (app: string) => ok('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.main, tarballs.platform, ...peers()], app)],
-  ['pnpm', (app: string) => ok(process.execPath, [PNPM, 'add', '--store-dir', join(ROOT, '.cache', 'pnpm-store'), tarballs.main, tarballs.platform, ...peers()], app, { CI: undefined })],
+  ['npm', (app: string) => run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', tarballs.main, tarballs.platform, ...peers()], app)],
+  ['pnpm', (app: string) => run(process.execPath, [PNPM, 'add', '--store-dir', join(ROOT, '.cache', 'pnpm-store'), tarballs.main, tarballs.platform, ...peers()], app, { CI: undefined })],
 ])('installed with %s into a fresh project', (manager, install) => {
   let app: string
+  let installed: SpawnSyncReturns<string>
   beforeAll(() => {
     app = project(`app-${manager}`)
-    install(app)
+    installed = install(app)
+    if (installed.status !== 0) throw new Error(`${manager} install exited ${installed.status}:\n${installed.stderr}\n${installed.stdout}`)
+  })
+
+  it('installs without a word about contextfold: no script to run or to approve', () => {
+    const said = `${installed.stdout}\n${installed.stderr}`.split('\n').filter((l) => /contextfold/i.test(l))
+    // pnpm lists what it added by name; nothing else may name contextfold.
+    expect(said.filter((l) => !/^\+ contextfold(-[a-z0-9-]+)? \d/.test(l.trim()))).toEqual([])
+  })
+
+  it('TypeScript finds every entry with module nodenext and with moduleResolution bundler, not with node10', () => {
+    const entries = Object.keys(PKG.exports).filter((p) => p !== './package.json').map((p) => 'contextfold' + p.slice(1))
+    writeFileSync(join(app, 'consumer.mts'), entries.map((e, i) => `import * as entry${i} from '${e}'\nexport { entry${i} }\n`).join('') + "import { Session } from 'contextfold'\nexport const s: Session = new Session({ model: { limit: { context: 1000 } } })\n")
+    const tsc = (options: Record<string, string>) => {
+      const config = { compilerOptions: { strict: true, noEmit: true, target: 'es2022', skipLibCheck: true, types: ['node'], typeRoots: [join(ROOT, 'node_modules', '@types')], ...options }, files: ['consumer.mts'] }
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify(config))
+      return run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], app)
+    }
+    for (const options of [{ module: 'nodenext' }, { module: 'esnext', moduleResolution: 'bundler' }, { module: 'preserve' }] as Record<string, string>[]) {
+      const r = tsc(options)
+      expect({ options, out: r.stdout, status: r.status }).toEqual({ options, out: '', status: 0 })
+    }
+    const node10 = tsc({ module: 'esnext', moduleResolution: 'node' })
+    const unresolved = [...node10.stdout.matchAll(/Cannot find module '([^']+)'/g)].map((m) => m[1])
+    // node10 reads files, not `exports`: it finds `contextfold` (package.json's `types`) and `contextfold/native` (native.d.ts at the root).
+    expect(unresolved.sort()).toEqual(entries.filter((e) => e !== 'contextfold' && e !== 'contextfold/native').sort())
   })
 
   it('require, import, every subpath and a Session round trip give what the clone gives', () => {
@@ -179,12 +210,31 @@ describe('failures a user can act on', () => {
     expect(error.code).toBe('CF_NATIVE_MISSING')
     expect(error.message).toContain('linux-x64-gnu')
     expect(error.message).toContain(PLATFORM_PACKAGE)
-    expect(error.message).toContain('--omit=optional')
+    // Packed from the clone: the platform package is the other tarball, which no registry has.
+    expect(error.message).toContain(`packed from a clone (npm run pack:local), so no registry has it: install it with contextfold, the two tarballs together (npm install <contextfold tarball> ${tarballs.platform})`)
+    expect(error.message).not.toContain(`npm install ${PLATFORM_PACKAGE}@`)
     expect(error.message).toMatch(/build one from source/)
     expect(error.message).not.toContain('\n')
-    // The ES module entry throws the same error.
-    const esm = run(process.execPath, ['--input-type=module', '-e', "try { await import('contextfold') } catch (e) { console.log(e.code) }"], app)
-    expect(esm.stdout.trim()).toBe('CF_NATIVE_MISSING')
+  })
+
+  it('a published package without its platform package says how to install it from the registry', () => {
+    const other = join(dir, 'app-published')
+    cpSync(app, other, { recursive: true })
+    const pkgPath = join(other, 'node_modules', 'contextfold', 'package.json')
+    const { packedLocally: _, ...published } = JSON.parse(readFileSync(pkgPath, 'utf8')) as Record<string, unknown>
+    writeFileSync(pkgPath, JSON.stringify(published))
+    const r = run(process.execPath, ['-e', "try { require('contextfold/native') } catch (e) { console.log(e.message) }"], other)
+    expect(r.stdout).toContain('--omit=optional')
+    expect(r.stdout).toContain(`npm install ${PLATFORM_PACKAGE}@${PKG.version}`)
+    expect(r.stdout).not.toContain('pack:local')
+  })
+
+  it('an app that treats contextfold as optional catches the error of every ES entry, and goes on', () => {
+    for (const entry of ['contextfold', 'contextfold/ai', 'contextfold/pi', 'contextfold/opencode']) {
+      const code = `try { await import('${entry}') } catch (e) { console.log(e.code) }\nconsole.log('went on')`
+      const esm = run(process.execPath, ['--input-type=module', '-e', code], app)
+      expect({ entry, stdout: esm.stdout, stderr: esm.stderr, status: esm.status }).toEqual({ entry, stdout: 'CF_NATIVE_MISSING\nwent on\n', stderr: '', status: 0 })
+    }
   })
 
   it('an unsupported platform lists the targets there are binaries for', () => {
@@ -205,6 +255,7 @@ describe('failures a user can act on', () => {
     expect(r.status).toBe(1)
     expect(r.stderr.trim().split('\n')).toHaveLength(1)
     expect(r.stderr).toMatch(/^contextfold: contextfold has no native binary for linux-x64-gnu/)
+    expect(r.stderr).toContain(tarballs.platform)
     expect(r.stderr).not.toMatch(STACK_LINE)
     const json = run('npx', ['--no-install', 'contextfold', 'inspect', 'pi-session.jsonl', '--json'], app)
     expect(JSON.parse(json.stdout)).toMatchObject({ error: { code: 'CF_NATIVE_MISSING', exitCode: 1 } })

@@ -3,7 +3,8 @@
 // `export { default } from 'contextfold/pi'`, through pi's own loader) or as a configured factory.
 // Each replies function sees the request: a summary call (contextfold's system prompt, or the
 // agent's conversation ending with contextfold's instructions) or a turn.
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -12,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { SYSTEM_PROMPT } from '../dist/index.js'
 import { createPiExtension } from '../dist/pi/index.js'
 import { convertToLlm } from '../dist/pi/convert.js'
+import { FakeOpenAI, PrefixCache, type Received } from './fake-openai.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -27,6 +29,8 @@ export interface PiUnderTest {
   register(models: Any[], dir: string): Promise<{ handle: Any; auth: Record<string, unknown>; dispose(): void }>
   /** pi reports `reason` on `session_before_compact` (0.74+): the overflow path is tested there. */
   reasons: boolean
+  /** pi's command line (its `cli.js`), run by this Node. */
+  cli: string
 }
 
 const WINDOW = 6000
@@ -251,6 +255,68 @@ export function piSuite(v: PiUnderTest): void {
       expect(transcript.summary.conversation).toBe(false)
       expect(transcript.summary.system).toBe(SYSTEM_PROMPT)
       expect(transcript.usage.cacheRead ?? 0).toBeLessThan(0.1 * transcript.prompt)
+    })
+
+    it('pi -p (print mode, with and without -c): threshold compactions are summarized by the model', async () => {
+      // pi's own command line, as a user runs it, against an OpenAI-compatible endpoint on 127.0.0.1.
+      // Print mode disposes the runtime when the prompt returns, while the compaction it started runs on.
+      const server = new FakeOpenAI()
+      server.cache = new PrefixCache()
+      const isSummary = (r: Received) => JSON.stringify(r.body.messages.at(-1)).includes(INSTRUCTIONS) || JSON.stringify(r.body.messages[0]).includes(SYSTEM_PROMPT.slice(0, 60))
+      server.fallback = (r) => (isSummary(r) ? { text: '## Goal\nPRINT-SUMMARY of the work.' } : { text: 'answer: ' + 'lorem ipsum dolor sit amet '.repeat(60) })
+      await server.start()
+      const { cwd, agentDir, extension } = project()
+      try {
+        mkdirSync(agentDir, { recursive: true })
+        const model = { id: 'fake-1', contextWindow: WINDOW, maxTokens: 512, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }
+        const provider = { baseUrl: server.baseURL, api: 'openai-completions', apiKey: 'fake-key', compat: { supportsDeveloperRole: false, supportsReasoningEffort: false }, models: [model] }
+        writeFileSync(join(agentDir, 'models.json'), JSON.stringify({ providers: { fake: provider } }))
+        writeFileSync(join(agentDir, 'settings.json'), JSON.stringify({ ...SETTINGS, defaultProvider: 'fake', defaultModel: 'fake-1' }))
+        const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: '1', PI_SKIP_VERSION_CHECK: '1' }
+        // stdin closed: pi reads a piped stdin as part of the prompt.
+        const pi = (...args: string[]) =>
+          new Promise<{ stdout: string; stderr: string }>((resolve, reject) => {
+            const child = spawn(process.execPath, [v.cli, '-e', extension, '--no-tools', ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+            let stdout = ''
+            let stderr = ''
+            child.stdout.on('data', (d: Buffer) => (stdout += d))
+            child.stderr.on('data', (d: Buffer) => (stderr += d))
+            child.on('error', reject)
+            child.on('exit', (code) => (code === 0 ? resolve({ stdout, stderr }) : reject(new Error(`pi exited with ${code}: ${stderr}`))))
+          })
+        const entries = (): Any[] => {
+          const dir = join(agentDir, 'sessions')
+          const files = readdirSync(dir, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.jsonl'))
+          expect(files).toHaveLength(1)
+          return readFileSync(join(dir, files[0]!), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+        }
+        const compactions = () => entries().filter((e) => e.type === 'compaction')
+        const prompts = (label: string, n: number) => Array.from({ length: n }, (_, i) => pad(`${label} ${i}: remember, never push to main.`, 150))
+        /** After a run: it ended on a compaction, and every compaction's summary is the model's. */
+        const summarizedByTheModel = () => {
+          const all = entries()
+          expect(all.at(-1).type).toBe('compaction')
+          for (const c of all.filter((e) => e.type === 'compaction')) {
+            expect(c.fromHook).toBe(true)
+            expect(c.details.contextfold.reason).toBeUndefined()
+            expect(c.details.contextfold.fallback).toBe(false)
+            expect(c.summary).toContain('PRINT-SUMMARY')
+          }
+        }
+        // A new session, then the same one continued (`-c`): each run ends on the threshold
+        // compaction pi starts after its last prompt, which runs after print mode disposed the runtime.
+        const out = await pi('-p', ...prompts('first run', 4))
+        expect(out.stdout).toContain('answer:')
+        summarizedByTheModel()
+        const first = compactions().length
+        await pi('-p', '-c', ...prompts('second run', 3))
+        summarizedByTheModel()
+        expect(compactions().length).toBeGreaterThan(first)
+        // (A compaction that splits a turn asks for the turn's prefix too.)
+        expect(server.requests.filter(isSummary).length).toBeGreaterThanOrEqual(compactions().length)
+      } finally {
+        await server.close()
+      }
     })
 
     it('converts the agent`s messages for the model as pi does', () => {

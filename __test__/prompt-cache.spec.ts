@@ -6,14 +6,14 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
-import { Session, type AnthropicRequest, type Message } from '../dist/index.js'
+import { Session, type AnthropicRequest, type Message, type ToolState } from '../dist/index.js'
 import { MODEL } from './helpers.js'
 
 const text = (id: string, role: Message['role'], t: string): Message => ({ id, role, parts: [{ type: 'text', id: `${id}t`, text: t }] })
 const read = (id: string, output: string): Message => ({
   id,
   role: 'assistant',
-  parts: [{ type: 'tool', id: `${id}p`, callID: `${id}c`, tool: 'read', state: { status: 'completed', input: { path: `${id}.rs` }, output, time: { start: 1, end: 2 } } }],
+  parts: [{ type: 'tool', id: `${id}p`, callID: `${id}c`, tool: 'read', state: { status: 'completed', input: { path: `${id}.rs` }, output, time: { start: 1, end: 2 } } as ToolState }],
 })
 
 /** `path -> cache_control` of every marked block. */

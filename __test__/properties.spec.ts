@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest'
 
 import { Session, countTokens, estimateTokens, filterCompacted, isOverflow, prune, toModelMessages, usable } from '../native.js'
 import type { CompactionConfig, Message, ModelInfo, ModelMessage, Part } from '../native.js'
+import { unknownPart } from '../dist/index.js'
 import { MODEL, checkToolPairs, msgTokens, referenceView } from './helpers.js'
 
 const RUNS = Number(process.env.CF_PROPERTY_RUNS ?? 150)
@@ -160,7 +161,7 @@ function makePart(spec: PartSpec, id: string): Part {
       return { type: 'tool', id, callID: spec.callID, tool: spec.tool, state } as Part
     }
     case 'other':
-      return { type: 'step-start', id, snapshot: 'abc' }
+      return unknownPart({ type: 'step-start', id, snapshot: 'abc' })
   }
 }
 

@@ -11,7 +11,8 @@ import {
   toModelMessages as toModelMessagesFn,
   turns as turnsFn,
 } from '../native.js'
-import type { Message } from '../native.js'
+import type { Message, Part } from '../native.js'
+import { unknownPart } from '../dist/index.js'
 import {
   MODEL,
   answered,
@@ -167,9 +168,9 @@ describe('append, get, messages, length', () => {
     const s = new Session(exact())
     const m1 = user('u1', 'hi', { sessionID: 'ses_1', agent: 'build', time: { created: 1 } })
     const m2 = assistant('a1', [
-      { type: 'step-start', id: 'ss1', snapshot: 'abc' },
-      { ...text('hello'), metadata: { openai: { itemId: 'x' } } },
-      { type: 'patch', id: 'pt1', files: ['a.ts'], hash: 'h' },
+      unknownPart({ type: 'step-start', id: 'ss1', snapshot: 'abc' }),
+      { ...text('hello'), metadata: { openai: { itemId: 'x' } } } as Part,
+      unknownPart({ type: 'patch', id: 'pt1', files: ['a.ts'], hash: 'h' }),
     ], { finish: 'stop', model: { providerID: 'openai', modelID: 'gpt-5' }, cost: 0.12 })
     s.append(m1)
     s.append(m2)

@@ -1,19 +1,21 @@
 #!/usr/bin/env node
 // `npm run pack:local -- DIR`: the two tarballs a release would publish for this machine, without
 // publishing: the platform package (`contextfold-linux-x64-gnu` here, from npm/<platform>/ and the
-// addon `npm install` built) and the main package, whose package.json gains `optionalDependencies`
-// on every platform package in `napi.targets` at its own version, as `napi prepublish` writes them
-// at release. Both are packed from copies in a temporary folder: nothing tracked changes.
+// addon `npm install` built) and the main package as a release publishes it (scripts/stage-main.mjs:
+// no lifecycle script), whose package.json gains `optionalDependencies` on every platform package in
+// `napi.targets` at its own version, as `napi prepublish` writes them at release, and `packedLocally`:
+// where its platform package is, which no registry has (the loader's advice when it is missing).
+// Both are packed from copies in a temporary folder: nothing tracked changes. They are installed
+// together: `npm install DIR/contextfold-<version>.tgz DIR/contextfold-<platform>-<version>.tgz`.
 // Prints the two tarball paths as JSON: { "main": ..., "platform": ... }.
-import { spawnSync } from 'node:child_process'
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
 
 import { readNapiConfig } from '@napi-rs/cli'
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..')
+import { root, run, stageMain } from './stage-main.mjs'
+
 const dest = process.argv[2]
 if (!dest) {
   console.error('usage: npm run pack:local -- <dir>')
@@ -21,15 +23,6 @@ if (!dest) {
 }
 const out = resolve(dest)
 mkdirSync(out, { recursive: true })
-
-function run(cmd, args, cwd) {
-  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], shell: process.platform === 'win32' })
-  if (r.status !== 0) {
-    console.error(`pack:local: \`${cmd} ${args.join(' ')}\` failed in ${cwd}`)
-    process.exit(1)
-  }
-  return r.stdout
-}
 
 /** `npm pack` of `dir` into `out`; the tarball's path. Scripts are not run: everything is built. */
 function pack(dir) {
@@ -60,14 +53,14 @@ try {
   cpSync(join(root, 'npm', host.platformArchABI), platformDir, { recursive: true })
   copyFileSync(join(root, addon), join(platformDir, addon))
 
-  // The main package: what `npm pack` would take from the clone, with the release's package.json.
-  const mainDir = join(stage, 'main')
-  const [listing] = JSON.parse(run('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], root))
-  for (const { path } of listing.files) cpSync(join(root, path), join(mainDir, path), { recursive: true })
-  const optionalDependencies = Object.fromEntries(targets.map((t) => [`${packageName}-${t.platformArchABI}`, pkg.version]))
-  writeFileSync(join(mainDir, 'package.json'), `${JSON.stringify({ ...pkg, optionalDependencies }, null, 2)}\n`)
+  const platform = pack(platformDir)
 
-  console.log(JSON.stringify({ main: pack(mainDir), platform: pack(platformDir) }))
+  // The main package as a release publishes it, with the optional dependencies napi prepublish writes.
+  const mainDir = join(stage, 'main')
+  const optionalDependencies = Object.fromEntries(targets.map((t) => [`${packageName}-${t.platformArchABI}`, pkg.version]))
+  stageMain(mainDir, { optionalDependencies, packedLocally: { platformTarball: platform } })
+
+  console.log(JSON.stringify({ main: pack(mainDir), platform }))
 } finally {
   rmSync(stage, { recursive: true, force: true })
 }

@@ -1,6 +1,6 @@
 // AutoCompactor: call `afterStep()` after each model step; it reports pressure, prunes at the prune
 // tier, compacts on overflow, and stops itself after repeated failures or ineffective compactions.
-import type { ContextUsage, Message, PruneDecision, PrunePolicy, PruneResult, Session } from '../native.js'
+import type { ContextUsage, Message, PruneDecision, PrunePolicy, PruneResult, Session } from './native.js'
 import { compact, recordSummarized, summarizeAhead, type Summarized } from './compact.js'
 import type { CompactOptions, CompactionResult, LastRequest } from './types.js'
 

@@ -1,6 +1,6 @@
 // A context budget the model can see (opt-in): a tool in the AI SDK's shape that reports the
 // context used and remaining, and notices at 50 / 75 / 90% of the usable window for the next request.
-import type { Session } from '../native.js'
+import type { Session } from './native.js'
 
 /** What the budget tool returns. */
 export interface ContextBudget {

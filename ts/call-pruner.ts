@@ -3,7 +3,7 @@
 // stays cleared in every later call (remembered by tool call id), so the prompt's prefix stays what
 // the provider cached; more is cleared only when the prune policy says so, as the AutoCompactor
 // decides for a session it holds.
-import { Session, type Message, type PruneDecision, type PrunePolicy, type SessionOptions, type ToolPart } from '../native.js'
+import { Session, type Message, type PruneDecision, type PrunePolicy, type SessionOptions, type ToolPart } from './native.js'
 
 export interface CallPrunerOptions {
   /** When to clear more (default `'cache'`; see `AutoCompactorOptions.prune`). */

@@ -1,6 +1,6 @@
 // compact(): plan natively, summarize (history and split-turn prefix in parallel), validate, fall back,
 // record the summary, then continue or replay. The session changes only in the last, synchronous step.
-import { Session, SUMMARY_TOOL_OUTPUT_MAX_CHARS, toModelMessages, type CompactionPlan, type Message, type ModelMessageLike, type PrepareOptions, type SummaryInput, type Usage } from '../native.js'
+import { Session, SUMMARY_TOOL_OUTPUT_MAX_CHARS, toModelMessages, type CompactionPlan, type Message, type ModelMessageLike, type PrepareOptions, type SummaryInput, type Usage } from './native.js'
 import {
   abortError,
   classifyError,

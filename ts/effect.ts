@@ -2,7 +2,7 @@
 // `effect` is an optional peer dependency: only this entry point imports it.
 import { Context, Data, Effect, Layer } from 'effect'
 
-import type { Session } from '../native.js'
+import type { Session } from './native.js'
 import { compact as compactPromise } from './compact.js'
 import { classifyError, isAbortError, type CompactErrorCode } from './errors.js'
 import type { CompactOptions, CompactionResult, Summarizer, SummaryRequest, SummaryResponse } from './types.js'

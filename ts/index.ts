@@ -1,5 +1,5 @@
 // contextfold: the native session (Rust, N-API) and the TypeScript compaction pipeline on top of it.
-export * from '../native.js'
+export * from './native.js'
 
 export { compact, validateSummary, MAX_PROMPT_TOO_LONG_RETRIES } from './compact.js'
 export {
@@ -30,7 +30,7 @@ export {
   type CompactErrorCode,
   type CompactErrorOptions,
 } from './errors.js'
-export { continueMessage, continueText, replayMessage } from './messages.js'
+export { continueMessage, continueText, replayMessage, unknownPart } from './messages.js'
 export { LOCK_WAIT_MS, openLog, sessionFiles, type OpenSessionLog, type SessionLog } from './session-log.js'
 export {
   BUDGET_INPUT_SCHEMA,

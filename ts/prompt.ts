@@ -1,5 +1,5 @@
 // The summarizer's prompts, and the text stored as the summary (framed as reference material).
-import { escapeText } from '../native.js'
+import { escapeText } from './native.js'
 import { templateInstructions, type Template } from './templates.js'
 
 /** opencode's auto-continue text (exact). */

@@ -3,8 +3,8 @@
 // stores of `contextfold/postgres` and `contextfold/redis` are others, and an app may bring its own.
 import { join } from 'node:path'
 
-import { SessionStore } from '../native.js'
-import type { Message, PruneRecord, Session, SessionOptions, StoreOptions } from '../native.js'
+import { SessionStore } from './native.js'
+import type { Message, PruneRecord, Session, SessionOptions, StoreOptions } from './native.js'
 import { InvalidArgumentError } from './errors.js'
 
 /**

@@ -1,5 +1,5 @@
 // Public types of the TypeScript layer.
-import type { Audit, CompactionPlan, Message, ModelMessageLike, PrepareOptions, Session, TokenizerName, Usage } from '../native.js'
+import type { Audit, CompactionPlan, Message, ModelMessageLike, PrepareOptions, Session, TokenizerName, Usage } from './native.js'
 import type { CompactError } from './errors.js'
 
 import type { TemplateName } from './templates.js'
@@ -165,20 +165,13 @@ export interface CompactOptions extends PrepareOptions {
   audit?: boolean
 }
 
-export interface CompactionResult {
-  status: 'compacted' | 'skipped' | 'failed'
-  /** Why a compaction was not applied, when a code says it: `CF_NOT_SMALLER` (it would not shrink the context). */
-  code?: 'CF_NOT_SMALLER'
+/** What every `CompactionResult` says, whatever its `status`. */
+interface CompactionResultBase {
   /** The summary is the extractive fallback (the summarizer failed or answered badly). */
   fallback: boolean
   /** Why it was skipped, failed, or fell back. */
   reason?: string
-  /** The summary text as stored (framed, with the file lists). */
-  summary?: string
   tokensBefore: number
-  tokensAfter?: number
-  /** What was appended, in order: the request, the summary, then the continue or replayed message. */
-  messages?: Message[]
   /** The error behind a `failed` status or a fallback. */
   error?: CompactError
   /** The plan the compaction followed (absent when there was nothing to summarize). */
@@ -186,3 +179,43 @@ export interface CompactionResult {
   /** What the loss audit found: facts kept, restored in the Preserved section, dropped by its budget (with the reason). */
   audit?: Omit<Audit, 'section'>
 }
+
+/** A compaction that was applied: the summary and the messages it appended. */
+export interface CompactedResult extends CompactionResultBase {
+  status: 'compacted'
+  /** The summary text as stored (framed, with the file lists). */
+  summary: string
+  tokensAfter: number
+  /** What was appended, in order: the request, the summary, then the continue or replayed message. */
+  messages: Message[]
+  plan: CompactionPlan
+  audit: Omit<Audit, 'section'>
+  code?: undefined
+}
+
+/** What only an applied compaction has, absent otherwise (so `result.summary` reads on any result). */
+interface NotApplied {
+  summary?: undefined
+  tokensAfter?: undefined
+  messages?: undefined
+}
+
+/** A compaction not applied: nothing to summarize, one already running, or one that would not shrink the context. */
+export interface SkippedResult extends CompactionResultBase, NotApplied {
+  status: 'skipped'
+  reason: string
+  /** Why, when a code says it: `CF_NOT_SMALLER` (it would not shrink the context). */
+  code?: 'CF_NOT_SMALLER'
+}
+
+/** A summary call that failed in a way no fallback covers (auth, network...): the session is unchanged. */
+export interface FailedResult extends CompactionResultBase, NotApplied {
+  status: 'failed'
+  reason: string
+  error: CompactError
+  plan: CompactionPlan
+  code?: undefined
+}
+
+/** What `compact()` did, told apart by `status`. */
+export type CompactionResult = CompactedResult | SkippedResult | FailedResult

@@ -17,6 +17,7 @@ piSuite({
   pi,
   faux: piAi,
   reasons: true,
+  cli: join(prefix, 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'cli.js'),
   async register(models, dir) {
     const handle = piAi.fauxProvider({ provider: 'faux', models })
     const modelRuntime = await pi.ModelRuntime.create({ authPath: join(dir, 'auth.json'), modelsPath: null, allowModelNetwork: false })

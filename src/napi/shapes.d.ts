@@ -1,10 +1,11 @@
 /*
  * The shapes below are written by hand; every other type of this file is generated from its Rust
  * declaration (src/typings.rs). What is here cannot be generated:
- * - the message model (Message, its parts, ToolState): open records. contextfold keeps every field
- *   it does not know as it came, which TypeScript says with `[key: string]: unknown`; the generator
- *   renders a flattened map as JSON-valued properties, which would reject the `unknown` values
- *   callers hold, and `Part` is read by a hand-written deserializer (unknown part types are kept);
+ * - the message model (Message, its parts, ToolState): contextfold keeps every field and part type
+ *   it does not know as it came, but the types name only the known ones, so that a misspelt field
+ *   or part type is a compile error and `part.type === 'text'` narrows; a part of another type is
+ *   an `UnknownPart`, whose opaque `type` keeps it out of that narrowing (`unknownPart()` makes one).
+ *   `Part` is read by a hand-written deserializer (unknown part types are kept);
  * - what `toModelMessages` returns (ModelMessage, AnthropicRequest, OpenAIChatMessage): written by
  *   streaming JSON writers, not from Rust types, and chosen by `format` through the conditional
  *   type `ConvertResult<F>`, which no generator writes;
@@ -30,17 +31,15 @@ export interface Message {
   /** Provider-reported usage (assistant). */
   tokens?: Usage
   model?: ModelRef
-  /** Other fields are kept as they are. */
-  [key: string]: unknown
 }
 
-export interface TextPart { type: 'text'; id: string; text: string; synthetic?: boolean; [key: string]: unknown }
+export interface TextPart { type: 'text'; id: string; text: string; synthetic?: boolean }
 
-export interface ReasoningPart { type: 'reasoning'; id: string; text: string; [key: string]: unknown }
+export interface ReasoningPart { type: 'reasoning'; id: string; text: string }
 
-export interface FilePart { type: 'file'; id: string; mime: string; url: string; filename?: string; [key: string]: unknown }
+export interface FilePart { type: 'file'; id: string; mime: string; url: string; filename?: string }
 
-export interface ToolPart { type: 'tool'; id: string; callID: string; tool: string; state: ToolState; [key: string]: unknown }
+export interface ToolPart { type: 'tool'; id: string; callID: string; tool: string; state: ToolState }
 
 /** Hides `[hiddenFromID or the start, tailStartID)`; without `tailStartID`, everything before the request. */
 export interface CompactionPart {
@@ -53,24 +52,26 @@ export interface CompactionPart {
   pins?: Pin[]
   /** The loss audit of its summary. */
   audit?: Omit<Audit, 'section'>
-  [key: string]: unknown
 }
 
-/** A part type contextfold does not know: kept as it is, ignored by conversion and counting. */
-export interface OtherPart { type: string; id: string; [key: string]: unknown }
+declare const unknownPartType: unique symbol
+/** The `type` of an `UnknownPart`: a string at run time (`String(part.type)`), opaque to TypeScript. */
+export interface UnknownPartType { readonly [unknownPartType]: 'a part type contextfold does not know' }
 
-export type Part = TextPart | ReasoningPart | FilePart | ToolPart | CompactionPart | OtherPart
+/** A part of a type contextfold does not know: kept as it came, ignored by conversion and counting. */
+export interface UnknownPart { type: UnknownPartType; id: string; [key: string]: unknown }
+
+export type Part = TextPart | ReasoningPart | FilePart | ToolPart | CompactionPart | UnknownPart
 
 export type ToolState =
-  | { status: 'pending' | 'running'; input: unknown; [key: string]: unknown }
+  | { status: 'pending' | 'running'; input: unknown }
   | {
       status: 'completed'; input: unknown; output: string; title?: string
       /** The prune mark (epoch ms): the output is kept but reads as cleared. */
       compactedAt?: number
       attachments?: Omit<FilePart, 'type'>[] | FilePart[]
-      [key: string]: unknown
     }
-  | { status: 'error'; input: unknown; error: string; [key: string]: unknown }
+  | { status: 'error'; input: unknown; error: string }
 
 /** Options of `toModelMessages`: `ConvertFields`, with `format` typed so that the result type follows it. */
 export type ConvertOptions<F extends ModelFormat = ModelFormat> = Omit<ConvertFields, 'format'> & {

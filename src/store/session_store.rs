@@ -27,7 +27,8 @@ use crate::tokens::Counter;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpenOptions {
-    /// Create the file when it does not exist (writers only; default true).
+    /// Create the file, and the folders it goes in, when it does not exist (writers only; default
+    /// true).
     pub create: bool,
     /// Read only: never takes the writer lock, never writes.
     pub read_only: bool,
@@ -346,6 +347,18 @@ fn sync_dir(path: &Path) {
     let _ = path;
 }
 
+/// The folders a new session file goes in, when missing (the lock file beside it needs them first).
+fn create_folder(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => {
+            std::fs::create_dir_all(dir).map_err(|e| super::io_error(dir, "cannot create the folder", &e))?;
+            sync_dir(dir);
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
 pub struct SessionStore {
     path: PathBuf,
     header: Option<Header>,
@@ -384,8 +397,11 @@ impl SessionStore {
             };
             return Ok(SessionStore { path, header, loader, writer: None, closed: false });
         }
-        if !opts.create && !path.exists() {
-            return Err(not_found(&path));
+        if !path.exists() {
+            if !opts.create {
+                return Err(not_found(&path));
+            }
+            create_folder(&path)?;
         }
         let lock = WriterLock::acquire(&path)?;
         let file = std::fs::OpenOptions::new()

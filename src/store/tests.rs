@@ -197,6 +197,24 @@ fn rejected_writes_write_nothing() {
 }
 
 #[test]
+fn a_writer_creates_the_folders_of_a_new_file() {
+    let d = tempfile::tempdir().unwrap();
+    let path = d.path().join("a/b/s.jsonl");
+    let e = SessionStore::open(&path, OpenOptions { create: false, ..Default::default() }).err().unwrap();
+    assert_eq!(e.code, Code::SessionNotFound);
+    assert!(!d.path().join("a").exists());
+    let mut s = writer(&path);
+    s.append(&user("u1", "hi")).unwrap();
+    s.close().unwrap();
+    assert!(path.exists() && lock_path(&path).exists());
+    // A folder that cannot be made is CF_IO naming it.
+    std::fs::write(d.path().join("file"), "").unwrap();
+    let e = SessionStore::open(d.path().join("file/s.jsonl"), OpenOptions::default()).err().unwrap();
+    assert_eq!(e.code, Code::Io);
+    assert!(e.message.contains("cannot create the folder") && e.message.contains("file"), "{}", e.message);
+}
+
+#[test]
 fn opening_errors_have_their_codes() {
     let (_d, path) = tmp();
     let missing = |o: OpenOptions| SessionStore::open(&path, o).err().unwrap().code;

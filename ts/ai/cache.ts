@@ -1,6 +1,6 @@
 // Prompt caching through providerOptions: Anthropic cache breakpoints where the session places
 // them (`Session.cacheBreakpoints`), shared by the middleware and `prepareStep`.
-import type { ModelMessageLike } from '../../native.js'
+import type { ModelMessageLike } from '../native.js'
 import type { Conversation } from './conversations.js'
 import type { ModelRef } from './models.js'
 import type { PromptCacheOptions } from './options.js'

@@ -5,11 +5,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 
-import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions, type Usage } from '../../native.js'
+import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions, type Usage } from '../native.js'
 import { AutoCompactor, type AfterStepResult, type AutoCompactorState } from '../auto-compactor.js'
 import { openLog, type SessionLog } from '../session-log.js'
 import type { CompactionResult, LastRequest } from '../types.js'
-import { modelInfo, type ModelRef } from './models.js'
+import { lookUpModel, positiveTokens, type Asker, type ModelRef } from './models.js'
 import { sessionOptions, tokensOf, type ContextfoldAiOptions } from './options.js'
 import { summarizerModel } from './summarizer.js'
 
@@ -113,8 +113,14 @@ export class Engine {
   /** With a store: the last conversation of each id (its breaker state and pending usage), most recently used last. */
   readonly #stored = new Map<string, Conversation>()
   #count = 0
+  readonly #asker: Asker
 
-  constructor(options: ContextfoldAiOptions) {
+  /** `name`: the function the user called (`contextfoldMiddleware`...), which errors name. */
+  constructor(options: ContextfoldAiOptions, name: string) {
+    this.#asker = { name, fix: `${name}({ contextWindow })` }
+    // A bad size is the user's call to fix now, not an error of the first model call.
+    positiveTokens(this.#asker, 'contextWindow', options.contextWindow)
+    positiveTokens(this.#asker, 'maxOutputTokens', options.maxOutputTokens)
     this.#options = options
   }
 
@@ -255,7 +261,7 @@ export class Engine {
 
   async #sessionOptions(model: ModelRef, call: CallShape): Promise<SessionOptions> {
     const o = this.#options
-    const info = await modelInfo(model, { ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}) })
+    const info = await lookUpModel(model, { ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}) }, this.#asker)
     const maxOutput = call.maxOutputTokens ?? o.maxOutputTokens ?? Math.min(info.limit.output ?? 4_096, 32_000)
     return sessionOptions(o, { providerID: info.providerID, modelID: info.modelID, ...(info.cost ? { cost: info.cost } : {}) }, info.limit.context, maxOutput)
   }

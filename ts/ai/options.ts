@@ -1,5 +1,5 @@
 // Options shared by `contextfoldMiddleware` and `contextfoldPrepareStep`.
-import type { CacheOptions, CompactionConfig, ContextUsage, ImportWarning, ModelCost, ModelMessageLike, SessionOptions, TokenizerName } from '../../native.js'
+import type { CacheOptions, CompactionConfig, ContextUsage, ImportWarning, ModelCost, ModelMessageLike, SessionOptions, TokenizerName } from '../native.js'
 import type { AutoCompactorOptions } from '../auto-compactor.js'
 import type { OpenSessionLog } from '../session-log.js'
 import type { CompactionResult } from '../types.js'

@@ -3,7 +3,7 @@
 // rebuilt from the original messages, so the helper hands back the compacted messages on every
 // step after a compaction (without summarizing again); in v7 the loop carries them forward and the
 // helper continues from them.
-import { usageFromProvider, type ModelMessageLike } from '../../native.js'
+import { usageFromProvider, type ModelMessageLike } from '../native.js'
 import { Breakpoints } from './cache.js'
 import { Engine } from './conversations.js'
 import type { ModelRef } from './models.js'
@@ -55,7 +55,7 @@ export function toolDefinitions(tools: unknown): unknown {
 export type ContextfoldPrepareStep = <M>(args: PrepareStepArgs<M>) => Promise<{ messages: M[] } | undefined>
 
 export function contextfoldPrepareStep(options: ContextfoldPrepareStepOptions = {}): ContextfoldPrepareStep {
-  const engine = new Engine(options)
+  const engine = new Engine(options, 'contextfoldPrepareStep')
   const breakpoints = new Breakpoints(options.cacheBreakpoints)
   // The message each copy carrying a breakpoint was made from: a loop that carries the handed
   // messages forward (ai v7) gives the copies back, and the conversation continues from the originals.

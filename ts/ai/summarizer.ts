@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 
-import { usageFromProvider, type ModelMessageLike } from '../../native.js'
+import { usageFromProvider, type ModelMessageLike } from '../native.js'
 import { isAnthropic, MAX_BREAKPOINTS, withOption } from './cache.js'
 import { SummaryFailedError, UnsupportedModelError, throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'

@@ -4,8 +4,8 @@ import { readFile } from 'node:fs/promises'
 
 import { InvalidArgumentError, Option, type Command } from 'commander'
 
-import { Session } from '../../native.js'
-import type { CacheOptions, ModelCost, Overhead, SessionOptions, TokenizerName } from '../../native.js'
+import { Session } from '../native.js'
+import type { CacheOptions, ModelCost, Overhead, SessionOptions, TokenizerName } from '../native.js'
 import { inputError, usageError } from './errors.js'
 import { colorsFor, plural, type Colors } from './format.js'
 import type { DatabaseFlags } from './database.js'

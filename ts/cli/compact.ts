@@ -3,7 +3,7 @@
 // summary; `--out` writes the compacted session.
 import { Option, type Command } from 'commander'
 
-import type { ContextUsage, PruneResult } from '../../native.js'
+import type { ContextUsage, PruneResult } from '../native.js'
 import { compact } from '../compact.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
 import { openAICompatibleSummarizer } from '../summarizers/openai-compatible.js'

@@ -1,7 +1,7 @@
 // The context window as one coloured bar with a legend, like Claude Code's context view: tokens by
 // kind (`Session.breakdown()`), what the provider counted beyond the transcript, free space and the
 // reserve kept for the answer, each as a share of the window.
-import type { Breakdown, ContextUsage } from '../../native.js'
+import type { Breakdown, ContextUsage } from '../native.js'
 import { int, pct, table, type Colors } from './format.js'
 
 type ColorName = Exclude<keyof Colors, 'isColorSupported'>

@@ -2,7 +2,7 @@
 // lines, or a session store), or its context as AI SDK, Anthropic Messages or OpenAI chat messages.
 import { Option, type Command } from 'commander'
 
-import { modelFormats, type ConvertOptions, type ModelFormat } from '../../native.js'
+import { modelFormats, type ConvertOptions, type ModelFormat } from '../native.js'
 import { addCommonOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { usageError } from './errors.js'
 import { int, plural } from './format.js'

@@ -1,7 +1,7 @@
 // Sessions in a database, for the CLI: a PostgreSQL or Redis URL and a session id (--session),
 // read as a session file is; and `contextfold migrate <url>`. The database subpaths (and their
 // drivers) are loaded only when a URL is given.
-import type { Message, SessionOptions } from '../../native.js'
+import type { Message, SessionOptions } from '../native.js'
 import type { LogStore } from '../stores/log-store.js'
 import { CliError, EXIT, inputError, usageError } from './errors.js'
 

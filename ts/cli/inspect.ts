@@ -1,7 +1,7 @@
 // `contextfold inspect <file>`: what a session holds and how full its context is, by kind; the
 // largest tool outputs; what prune would free; where a compaction would cut; import warnings.
-import { turns } from '../../native.js'
-import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../../native.js'
+import { turns } from '../native.js'
+import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../native.js'
 import { addCommonOptions, addOverheadOptions, addPriceOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { breakdownTotal, renderBar, renderLegend, segments } from './context-bar.js'
 import { int, pct, plural, snippet, table } from './format.js'
@@ -93,7 +93,7 @@ function preview(m: Message): string {
   if (text) return JSON.stringify(snippet((text as { text: string }).text, 50))
   const tool = m.parts.find((p) => p.type === 'tool')
   if (tool) return `${String((tool as { tool?: unknown }).tool)} call`
-  return m.parts.some((p) => p.type === 'reasoning') ? 'reasoning' : m.parts[0]?.type ?? 'empty'
+  return m.parts.some((p) => p.type === 'reasoning') ? 'reasoning' : String(m.parts[0]?.type ?? 'empty')
 }
 
 export async function inspectReport(file: string, flags: InspectFlags, ctx: RunContext): Promise<{ report: InspectReport; context: Message[] }> {

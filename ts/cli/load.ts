@@ -3,8 +3,8 @@
 // session store (first line `{"type":"header",...}`, read with the native SessionStore).
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 
-import { importTranscriptAsync, isStoreHeader, SessionStore, transcriptFormats } from '../../native.js'
-import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../../native.js'
+import { importTranscriptAsync, isStoreHeader, SessionStore, transcriptFormats } from '../native.js'
+import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
 import { plural } from './format.js'
 import { databaseOf, loadDatabase, type DatabaseFlags } from './database.js'

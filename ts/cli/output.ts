@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path'
 
 import { createRequire } from 'node:module'
 
-import type { Message, SessionOptions, SessionStore } from '../../native.js'
+import type { Message, SessionOptions, SessionStore } from '../native.js'
 import { outputError } from './errors.js'
 
 /** How `--out` writes a session: `messages` (JSON lines, one message each) or a `store` file. */

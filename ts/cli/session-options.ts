@@ -1,6 +1,6 @@
 // Session options from the command line: the model window (--context, --output), the tokenizer, and
 // the provider's prices and cache lifetime (--prices, --cache-ttl).
-import { tokenizerNames, type CacheOptions, type ModelCost, type SessionOptions, type TokenizerName } from '../../native.js'
+import { tokenizerNames, type CacheOptions, type ModelCost, type SessionOptions, type TokenizerName } from '../native.js'
 
 export const DEFAULT_CONTEXT = 200_000
 /** Output tokens assumed when --output is not given: 32,000, at most a quarter of the window. */

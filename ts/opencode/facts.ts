@@ -1,7 +1,7 @@
 // What the plugin adds to opencode's compaction prompt (`experimental.session.compacting`): the facts
 // contextfold collects from the whole session (latest request, user constraints, the last error,
 // modified files, identifiers), as its loss audit restores them after a summary that left them out.
-import { Session } from '../../native.js'
+import { Session } from '../native.js'
 import { toMessages, type OpencodeMessage, type OpencodePart } from './messages.js'
 
 /** The first line of the facts section the plugin adds to opencode's compaction prompt. */

@@ -2,7 +2,7 @@
 // (a tool part holds the call and its result), so the opencode importer maps them field for field and
 // keeps every message and part id: what the engine decides about a part applies to opencode's part.
 import type { Hooks } from '@opencode-ai/plugin'
-import { importTranscript, type Message } from '../../native.js'
+import { importTranscript, type Message } from '../native.js'
 
 /** A message as opencode hands it to plugins: `{ info, parts }`. */
 export type OpencodeMessage = Parameters<NonNullable<Hooks['experimental.chat.messages.transform']>>[1]['messages'][number]

@@ -1,7 +1,7 @@
 // The opencode plugin: prune and truncate old tool output before every model call, give opencode's
 // compaction call contextfold's facts, and stop the compact → continue → compact loop.
 import type { Hooks, Plugin, PluginInput, PluginOptions } from '@opencode-ai/plugin'
-import type { ModelInfo, PrunePolicy } from '../../native.js'
+import type { ModelInfo, PrunePolicy } from '../native.js'
 import { CallPruner } from '../call-pruner.js'
 import { MAX_INEFFECTIVE } from '../auto-compactor.js'
 import { thrashReason } from './breaker.js'

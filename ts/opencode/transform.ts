@@ -3,7 +3,7 @@
 // Only the output text of a tool part changes, never which parts there are, so a tool call always
 // goes out with its result. opencode hands the hook messages read for this one call: what is
 // stored stays whole, and turning the plugin off brings every output back.
-import { toModelMessages, type CompactionConfig, type Message, type ModelInfo, type ModelMessage } from '../../native.js'
+import { toModelMessages, type CompactionConfig, type Message, type ModelInfo, type ModelMessage } from '../native.js'
 import { CallPruner } from '../call-pruner.js'
 import { toMessages, type OpencodeMessage, type OpencodeToolPart } from './messages.js'
 

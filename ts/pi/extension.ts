@@ -59,15 +59,26 @@ function detailsOf(result: CompactionResult): PiCompactionDetails {
 }
 
 /**
+ * What a compaction reads of `ctx`, read once as it starts: pi's print mode disposes the runtime
+ * when the prompt returns, while the threshold compaction it started still runs, and from then on
+ * every getter of `ctx` throws.
+ */
+function captured(ctx: PiExtensionContext): PiExtensionContext {
+  const { model, modelRegistry, sessionManager, hasUI, ui } = ctx
+  return { model, modelRegistry, sessionManager, hasUI, ui }
+}
+
+/**
  * Answers pi's `session_before_compact` with contextfold's compaction (see `createPiExtension`);
  * `requests` holds the agent's model calls the `context` handler recorded (for the conversation form).
  */
 export async function beforeCompact(
   event: PiBeforeCompactEvent,
-  ctx: PiExtensionContext,
+  live: PiExtensionContext,
   options: PiExtensionOptions = {},
   requests?: LastRequests,
 ): Promise<PiBeforeCompactResult> {
+  const ctx = captured(live)
   const { preparation, branchEntries, signal } = event
   const decline = (why: string): undefined => {
     options.onCompaction?.({ status: 'declined', why, ...(event.reason ? { reason: event.reason } : {}) })

@@ -3,7 +3,7 @@
 // session keeps the full output; only what calls send changes. A `CallPruner` keeps what it cleared
 // cleared in later calls and clears more only when its policy says so.
 import type { CallPruner } from '../call-pruner.js'
-import { PRUNED_MARKER, type SessionOptions } from '../../native.js'
+import { PRUNED_MARKER, type SessionOptions } from '../native.js'
 import { importEntries } from './session.js'
 import type { PiMessage } from './types.js'
 

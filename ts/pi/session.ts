@@ -1,7 +1,7 @@
 // pi's session entries as a contextfold Session: the native pi importer reads them (tool results join
 // their calls, compaction entries become contextfold compactions), and the file lists and facts an
 // earlier compaction stored in `details` are put where the engine carries them over from.
-import { importTranscript, Session, type CompactionConfig, type Message, type SessionOptions } from '../../native.js'
+import { importTranscript, Session, type CompactionConfig, type CompactionFiles, type Message, type SessionOptions } from '../native.js'
 import type { PiEntry, PiModel } from './types.js'
 
 type Json = Record<string, unknown>
@@ -20,10 +20,11 @@ export function importEntries(entries: readonly PiEntry[]): Message[] {
   for (const m of messages) {
     for (const part of m.parts) {
       if (part.type !== 'compaction') continue
-      const details = obj(part.details)
+      // The pi importer keeps the entry's `details` on the part, a field the message model does not name.
+      const details = obj((part as { details?: unknown }).details)
       const ours = obj(details?.contextfold)
       if (ours) {
-        if (obj(ours.files)) part.files = ours.files
+        if (obj(ours.files)) part.files = ours.files as CompactionFiles
         if (Array.isArray(ours.keep)) part.keep = ours.keep
         // A protected head stays visible: what is hidden starts after it.
         const head = new Set(strings(ours.head))

@@ -1,7 +1,7 @@
 // A summarizer calling the pi session's own model through pi-ai: pi 0.87's model registry streams
 // itself (`streamSimple`); on 0.73 pi-ai's `complete` is called with the registry's credentials. In
 // the conversation form it sends the agent's last request, then the instructions.
-import { usageFromProvider } from '../../native.js'
+import { usageFromProvider } from '../native.js'
 import { AuthError, SummaryFailedError, UnknownModelError, abortError, throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
 import type { PiAssistantMessage, PiComplete, PiContext, PiExtensionContext, PiModel, PiRequest } from './types.js'
@@ -71,7 +71,9 @@ function contextOf(req: SummaryRequest, request: PiRequest | undefined): { conte
  * call), through pi's model registry (pi 0.74+) or pi-ai's `complete` (`complete`, default the
  * `@mariozechner/pi-ai` pi's loader provides) with the registry's API key. Given the agent's last
  * `request`, a summary asked in the conversation form (`req.input`) sends it unchanged, then one
- * user message with the instructions.
+ * user message with the instructions. pi's print mode makes a handler's `ctx` throw once the prompt
+ * returns, while a compaction may still run: give it a copy of the fields read in the handler
+ * (`{ model: ctx.model, modelRegistry: ctx.modelRegistry }`), as `session_before_compact` does.
  */
 export function piModelSummarizer(ctx: PiExtensionContext, complete?: PiComplete, request?: PiRequest): Summarizer {
   return async (req, signal) => {

@@ -1,7 +1,7 @@
 // The parts of pi's extension API this integration uses, typed structurally: contextfold's typings
 // need no pi package, and the same types fit `@mariozechner/pi-coding-agent` (0.73) and
 // `@earendil-works/pi-coding-agent` (0.74+).
-import type { CompactionConfig, PrunePolicy, Usage } from '../../native.js'
+import type { CompactionConfig, PrunePolicy, Usage } from '../native.js'
 import type { Summarizer, SummaryInputForm, TemplateName } from '../types.js'
 
 /** A pi message (`AgentMessage`): user, assistant, toolResult, bashExecution, custom, summaries. */

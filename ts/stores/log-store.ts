@@ -4,8 +4,8 @@
 // number is taken.
 import { rename, rm, writeFile } from 'node:fs/promises'
 
-import { LogWriter, logHeader, logLoad, logLoadPlan, logMessages } from '../../native.js'
-import type { LogEntry, Message, Pin, PruneRecord, Session, SessionOptions, StoreWarning } from '../../native.js'
+import { LogWriter, logHeader, logLoad, logLoadPlan, logMessages } from '../native.js'
+import type { LogEntry, Message, Pin, PruneRecord, Session, SessionOptions, StoreWarning } from '../native.js'
 import type { SessionLog } from '../session-log.js'
 import { StoreError } from './errors.js'
 

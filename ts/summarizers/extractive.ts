@@ -1,8 +1,8 @@
 // The offline summarizer: fills a template's sections from the plan's facts, file lists and previous
 // summary. Deterministic, no network: the CLI's default and `compact()`'s fallback.
-import type { CompactionPlan, Fact, TokenizerName } from '../../native.js'
+import type { CompactionPlan, Fact, TokenizerName } from '../native.js'
 import { InvalidArgumentError, throwIfAborted } from '../errors.js'
-import { countTokens, escapeText, estimateTokens } from '../../native.js'
+import { countTokens, escapeText, estimateTokens } from '../native.js'
 import { unframeSummary } from '../prompt.js'
 import { getTemplate, type DigestKey, type Template } from '../templates.js'
 import type { Summarizer, TemplateName } from '../types.js'

@@ -1,5 +1,5 @@
 // A summarizer over any OpenAI-compatible `/chat/completions` endpoint, with plain `fetch`.
-import { Session, usageFromProvider } from '../../native.js'
+import { Session, usageFromProvider } from '../native.js'
 import {
   AuthError,
   isPromptTooLong,
