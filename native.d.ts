@@ -784,8 +784,11 @@ export interface CompactionPart {
   [key: string]: unknown
 }
 
-/** A part type contextfold does not know: kept as it is, ignored by conversion and counting. */
-export interface OtherPart { type: string; id: string; [key: string]: unknown }
+/**
+ * A part type contextfold does not know: kept as it is (an id is optional), ignored by conversion
+ * and counting, except in messages taken from AI SDK ModelMessages, which send it as it came.
+ */
+export interface OtherPart { type: string; id?: string; [key: string]: unknown }
 
 export type Part = TextPart | ReasoningPart | FilePart | ToolPart | CompactionPart | OtherPart
 
