@@ -253,8 +253,13 @@ impl Reader {
         b.result(line, id, str_field(it, "toolName"), outcome(output));
         let (ci, pi) = match self.calls.get(id) {
             Some(&slot) => slot,
-            // The builder gave the result a call of its own in a new last message.
-            None => (b.messages.len() - 1, b.messages[b.messages.len() - 1].parts.len() - 1),
+            // The builder gave the result a call of its own in a new last message; a later result
+            // with the same id finds it answered.
+            None => {
+                let slot = (b.messages.len() - 1, b.messages[b.messages.len() - 1].parts.len() - 1);
+                self.calls.insert(id.to_string(), slot);
+                slot
+            }
         };
         if let Part::Tool(t) = &mut b.messages[ci].parts[pi] {
             if let ToolState::Completed { extra, .. } | ToolState::Error { extra, .. } = &mut t.state {

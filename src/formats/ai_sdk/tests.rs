@@ -317,6 +317,30 @@ fn a_tool_message_that_answers_no_call_is_kept_reported_and_not_sent() {
 }
 
 #[test]
+fn a_second_result_for_a_call_of_its_own_is_ignored_not_pointed_at_another_part() {
+    // A fuzz finding: the second result (no id) was slotted onto the text part of the message it
+    // followed, which then sent an empty tool message.
+    let result = |v: &str| json!({"type": "tool-result", "toolName": "t", "output": {"type": "text", "value": v}});
+    let x = json!([
+        {"role": "assistant", "content": "x"},
+        {"role": "tool", "content": [result("a")]},
+        {"role": "assistant", "content": [{"type": "text", "text": "y"}]},
+        {"role": "tool", "content": [result("b")]}
+    ]);
+    let imported = from_model_messages(x.as_array().unwrap());
+    assert_eq!(
+        warned(&imported),
+        [
+            "result for tool call \"\", which has no call: kept with a call of its own",
+            "a second result for tool call \"\" was ignored"
+        ]
+    );
+    assert_eq!(imported.messages[2].extra[super::LAYOUT][1]["content"], json!([null]));
+    let all: Vec<&Message> = imported.messages.iter().collect();
+    crate::invariants::check_all(&all, "a second result");
+}
+
+#[test]
 fn items_that_are_no_parts_are_sent_in_place_and_messages_read_back_from_json() {
     let x = json!([
         {"role": "user", "content": ["loose", {"type": "text", "text": "a"}]},
