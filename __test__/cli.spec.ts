@@ -494,6 +494,39 @@ describe('contextfold compact (extractive)', () => {
   })
 })
 
+/**
+ * The tool-pair rule as AI SDK reads ModelMessages (what `--to ai-sdk` gives back for an AI SDK
+ * transcript): the tool messages after an assistant message, one or a run, each answer some of its
+ * calls; every call is answered once, unless it asks approval.
+ */
+function expectAiSdkRuns(msgs: ModelMessage[]): void {
+  type Item = { type?: string; toolCallId?: string; approvalId?: string }
+  let calls: Set<string> | undefined
+  let asking = new Set<string>()
+  const answered = new Set<string>()
+  const close = () => {
+    for (const c of calls ?? []) expect(answered.has(c) || asking.has(c), `call ${c} is answered`).toBe(true)
+  }
+  msgs.forEach((m, i) => {
+    const items = (Array.isArray(m.content) ? m.content : []) as Item[]
+    if (m.role === 'tool') {
+      expect(calls, `message ${i}: a tool message follows an assistant message or its tool messages`).toBeDefined()
+      const answers = items.filter((it) => it.type === 'tool-result' || it.type === 'tool-approval-response')
+      expect(answers.length, `message ${i}: a tool message answers a call`).toBeGreaterThan(0)
+      for (const r of answers.filter((it) => it.type === 'tool-result')) {
+        expect(calls!.has(r.toolCallId!), `message ${i}: result ${r.toolCallId} answers a call`).toBe(true)
+        expect(answered.has(r.toolCallId!), `call ${r.toolCallId} is answered once`).toBe(false)
+        answered.add(r.toolCallId!)
+      }
+      return
+    }
+    close()
+    calls = m.role === 'assistant' ? new Set(items.filter((it) => it.type === 'tool-call').map((it) => it.toolCallId!)) : undefined
+    asking = new Set(items.filter((it) => it.type === 'tool-approval-request').map((it) => it.toolCallId!))
+  })
+  close()
+}
+
 function pick(u: ReturnType<Session['usage']>) {
   return { tokens: u.tokens, usable: u.usable, pressure: u.pressure, tier: u.tier }
 }
@@ -573,6 +606,62 @@ describe('contextfold convert', () => {
     expect(back.format).toBe('ai-sdk')
     expect(back.messages).toEqual({ total: 11, context: 11 })
     expect(back.toolCalls).toEqual(report.toolCalls)
+  })
+
+  it('--format ai-sdk --to ai-sdk: a tool message that answers no call is kept, reported and not sent', async () => {
+    // Issue 42's fuzz finding: an answer without content, then two tool messages of unknown items.
+    const finding = join(dir, 'ai-sdk-finding.jsonl')
+    writeFileSync(finding, '{"role":"assistant"}\n{"role":"tool","content":[{"":""}],"":""}{"role":"tool","content":[{"t":""}]}\n')
+    const r = await cli(['convert', finding, '--format', 'ai-sdk', '--to', 'ai-sdk'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(JSON.parse(r.stdout)).toEqual([{ role: 'assistant' }])
+    const notSent = 'a tool message that answers no call of the assistant message before it: kept, not sent'
+    expect(r.stderr.trimEnd().split('\n')).toEqual([
+      `contextfold: warning: ${finding}: line 1: message content is neither a string nor an array; kept as it is`,
+      `contextfold: warning: ${finding}: line 2: an AI SDK part without a type: kept as it came`,
+      `contextfold: warning: ${finding}: line 2: ${notSent}`,
+      `contextfold: warning: ${finding}: line 2: ${notSent}`,
+    ])
+
+    // Among tool messages that answer (an approval response, then the result), the one that
+    // answers nothing is left out; the others, and an unknown item among answers, go as they came.
+    const call = (id: string) => ({ type: 'tool-call', toolCallId: id, toolName: 'rm', input: {} })
+    const result = (id: string) => ({ type: 'tool-result', toolCallId: id, toolName: 'rm', output: { type: 'text', value: 'ok' } })
+    const sent = [
+      { role: 'user', content: 'go' },
+      { role: 'assistant', content: [call('c1'), { type: 'tool-approval-request', approvalId: 'a1', toolCallId: 'c1' }, call('c2')] },
+      { role: 'tool', content: [{ type: 'tool-approval-response', approvalId: 'a1', approved: true }] },
+      { role: 'tool', content: [result('c1'), { type: 'mystery' }] },
+      { role: 'tool', content: [result('c2')] },
+      { role: 'user', content: 'next' },
+    ]
+    const unsent = { role: 'tool', content: [{ type: 'mystery', n: 2 }], providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }
+    const file = join(dir, 'ai-sdk-run.jsonl')
+    writeFileSync(file, [...sent.slice(0, 4), unsent, ...sent.slice(4)].map((m) => JSON.stringify(m)).join('\n'))
+    const run = await cli(['convert', file, '--format', 'ai-sdk', '--to', 'ai-sdk'])
+    expect(run.code, run.stderr).toBe(0)
+    const msgs = JSON.parse(run.stdout) as ModelMessage[]
+    expect(msgs).toEqual(sent)
+    expectAiSdkRuns(msgs)
+    expect(() => expectAiSdkRuns([...sent.slice(0, 4), unsent] as ModelMessage[])).toThrow(/answers a call/)
+    expect(run.stderr.trimEnd().split('\n')).toEqual([
+      `contextfold: warning: ${file}: line 4: unknown AI SDK part type "mystery": kept as it came`,
+      `contextfold: warning: ${file}: line 5: ${notSent}`,
+    ])
+    // The message keeps it: a contextfold export holds the tool message as it came.
+    const kept = (await json<{ length: number }>(['convert', file, '--format', 'ai-sdk', '--to', 'contextfold'])) as unknown as Message[]
+    const entries = kept.flatMap((m) => ((m as Message & { aiSdk?: unknown }).aiSdk as Array<{ message: unknown; content: unknown }> | undefined) ?? [])
+    expect(entries).toContainEqual({ message: { role: 'tool', providerOptions: unsent.providerOptions }, content: [{ raw: unsent.content[0] }] })
+    // The provider shapes answer both calls.
+    expectAnthropicShape((await json(['convert', file, '--format', 'ai-sdk', '--to', 'anthropic'])) as unknown as AnthropicRequest)
+    expectOpenAIShape((await json<{ length: number }>(['convert', file, '--format', 'ai-sdk', '--to', 'openai'])) as unknown as OpenAIChatMessage[])
+    // --json: nothing on stderr; the report of --out lists the warnings.
+    const report = await json(['convert', file, '--format', 'ai-sdk', '--to', 'ai-sdk', '--out', join(dir, 'ai-sdk-run.out.json')])
+    expect(report.__run.stderr).toBe('')
+    expect(report.warnings).toEqual([
+      { line: 4, message: 'unknown AI SDK part type "mystery": kept as it came' },
+      { line: 5, message: notSent },
+    ])
   })
 
   it('--to contextfold: every message, one per line (--json: one array)', async () => {

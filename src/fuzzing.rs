@@ -38,12 +38,22 @@ pub fn stream(data: &[u8]) {
     decode(&String::from_utf8_lossy(data), &mut warnings);
 }
 
-/// Every importer (the first byte picks one, or detection): what imports must make a valid
-/// session whose model messages keep the tool-pair rule in every format, whole and as viewed.
+/// Every importer (the first byte, modulo the number of formats plus one, picks one: 0 detection,
+/// `k` the `k`-th of `Format::ALL`, so a seed for detection keeps its meaning as formats are
+/// added): what imports must make a valid session whose model messages keep the tool-pair rule in
+/// every format, whole and as viewed, and each message must read back from its JSON as it is (what
+/// JS and a session file get).
 pub fn import(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else { return };
-    let format = Format::ALL.get(usize::from(pick) % (Format::ALL.len() + 1)).copied();
+    let format = match usize::from(pick) % (Format::ALL.len() + 1) {
+        0 => None,
+        k => Some(Format::ALL[k - 1]),
+    };
     let Ok(imported) = import_transcript(&String::from_utf8_lossy(rest), format) else { return };
+    for m in &imported.messages {
+        let back = parse_message(serde_json::to_value(m).expect("a message serializes"));
+        assert_eq!(back.as_ref(), Ok(m), "message {:?} reads back from its JSON", m.id);
+    }
     let all: Vec<&Message> = imported.messages.iter().collect();
     check_all(&all, "import");
     let h = History::from_messages(imported.messages, SessionOptions::default(), &|| false)

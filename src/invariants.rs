@@ -129,16 +129,119 @@ pub fn check_openai(out: &Value) -> usize {
     interrupted
 }
 
+/// The tool-pair rule on every shape: strictly on the typed messages (what the Anthropic and OpenAI
+/// shapes are made from, and the AI SDK shape of every message not taken from ModelMessages), and
+/// as AI SDK reads them on the AI SDK shape as sent; returns how many calls got the interrupted
+/// result in each typed shape.
 pub fn check_all(msgs: &[&crate::message::Message], path: &str) -> [usize; 3] {
     let opts = ConvertOptions::default();
-    let out = |f| serde_json::to_value(reshape(to_model_messages(msgs.iter().copied(), &opts), f)).unwrap();
+    let convert = || to_model_messages(msgs.iter().copied(), &opts);
+    let out = |f| serde_json::to_value(reshape(convert(), f)).unwrap();
+    let sent = out(ModelFormat::AiSdk);
+    check_ai_sdk_sent(&sent);
+    let typed: Vec<_> = convert().into_iter().flat_map(|m| m.into_typed()).collect();
     let r = [
-        check_ai_sdk(&out(ModelFormat::AiSdk)),
+        check_ai_sdk(&serde_json::to_value(typed).unwrap()),
         check_anthropic(&out(ModelFormat::Anthropic)),
         check_openai(&out(ModelFormat::OpenAi)),
     ];
     assert!(r[0] == r[1] && r[1] == r[2], "{path}: {r:?}");
     r
+}
+
+/// The calls of an assistant message, and what answered them so far.
+#[derive(Default)]
+struct Answering {
+    calls: Vec<String>,
+    answered: HashSet<String>,
+    /// Calls the message asks approval for.
+    approval: HashSet<String>,
+}
+
+impl Answering {
+    fn result(&mut self, it: &Value) {
+        let id = it["toolCallId"].as_str().unwrap();
+        assert!(self.calls.iter().any(|c| c == id), "result {id} answers no call of the message before it");
+        assert!(self.answered.insert(id.to_string()), "call {id} answered twice");
+    }
+
+    /// Every call got its result, but one the SDK still has to approve and run (or deny).
+    fn close(self) {
+        for c in &self.calls {
+            assert!(self.answered.contains(c) || self.approval.contains(c), "call {c} has no result");
+        }
+    }
+}
+
+/// Whether an item is a call or a result, as the AI SDK importer reads one under a type of its own.
+fn call_or_result(it: &Value) -> Option<bool> {
+    it["toolCallId"].as_str()?;
+    match it.get("output") {
+        None => it.get("input").is_some().then_some(true),
+        Some(_) => Some(false),
+    }
+}
+
+/// The tool-pair rule as AI SDK reads ModelMessages, on the AI SDK shape as sent (messages taken
+/// from ModelMessages go out as they came): the tool messages after an assistant message (AI SDK
+/// sends a run of them, e.g. an approval response, then the result) each answer its calls (a
+/// `tool-result`, or a `tool-approval-response` to an earlier request); every call gets exactly
+/// one result, there or in its own message (provider-executed), unless the message asks approval
+/// for it (the SDK runs or denies it); call ids are unique. Items of kinds AI SDK does not define
+/// pass as they came.
+pub fn check_ai_sdk_sent(out: &Value) {
+    let mut seen = HashSet::new();
+    let mut requested = HashSet::new();
+    let mut open: Option<Answering> = None;
+    for m in out.as_array().unwrap() {
+        let items = m["content"].as_array().map(Vec::as_slice).unwrap_or_default();
+        if m["role"] == "tool" {
+            let a = open.as_mut().expect("tool message after a non-assistant");
+            let mut answers = 0;
+            for it in items {
+                match it["type"].as_str() {
+                    Some("tool-approval-response") => {
+                        let id = it["approvalId"].as_str().unwrap_or_default();
+                        assert!(requested.contains(id), "approval response {id} answers no request");
+                    }
+                    Some("tool-result") => a.result(it),
+                    _ if call_or_result(it) == Some(false) => a.result(it),
+                    _ => continue,
+                }
+                answers += 1;
+            }
+            assert!(answers > 0, "a tool message that answers no call");
+            continue;
+        }
+        if let Some(a) = open.take() {
+            a.close();
+        }
+        if m["role"] != "assistant" {
+            continue;
+        }
+        let mut a = Answering::default();
+        for it in items {
+            let kind = it["type"].as_str();
+            if kind == Some("tool-approval-request") {
+                requested.insert(it["approvalId"].as_str().unwrap_or_default().to_string());
+                a.approval.extend(it["toolCallId"].as_str().map(str::to_string));
+                continue;
+            }
+            match (kind, call_or_result(it)) {
+                (Some("tool-call"), _) | (_, Some(true)) => {
+                    let id = it["toolCallId"].as_str().unwrap();
+                    assert!(seen.insert(id.to_string()), "call id {id} reused");
+                    a.calls.push(id.to_string());
+                }
+                (Some("tool-result"), _) | (_, Some(false)) => a.result(it),
+                _ => {}
+            }
+        }
+        open = Some(a);
+    }
+    if let Some(a) = open {
+        a.close();
+    }
 }
 
 /// The compaction rule read literally: the newest completed summary among the first `len`
@@ -162,4 +265,48 @@ pub fn reference_view(msgs: &[&Message], len: usize) -> Vec<usize> {
     out.extend_from_slice(&before[tail..]);
     out.extend(s + 1..len);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::check_ai_sdk_sent;
+
+    fn fails(out: serde_json::Value) -> String {
+        let e = std::panic::catch_unwind(|| check_ai_sdk_sent(&out)).expect_err("the check fails");
+        e.downcast_ref::<String>().cloned().or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string())).unwrap()
+    }
+
+    #[test]
+    fn the_ai_sdk_rule_as_sent_takes_what_ai_sdk_sends_and_nothing_that_answers_no_call() {
+        let call = |id: &str| json!({"type": "tool-call", "toolCallId": id, "toolName": "rm", "input": {}});
+        let result = |id: &str| json!({"type": "tool-result", "toolCallId": id, "toolName": "rm", "output": {"type": "text", "value": ""}});
+        // An approval response, then the result, in tool messages of their own; a provider-executed
+        // call answered in its message; a call left for the SDK to approve; items of other kinds.
+        check_ai_sdk_sent(&json!([
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [
+                call("c1"), {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c1"},
+                call("c2"), result("c2"), call("c3"), {"type": "tool-approval-request", "approvalId": "a3", "toolCallId": "c3"},
+                {"type": "novel"}
+            ]},
+            {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "a1", "approved": true}]},
+            {"role": "tool", "content": [result("c1"), {"type": "mystery"}]},
+            {"role": "assistant"}
+        ]));
+        // The fuzz finding as it was sent.
+        let finding = json!([{"role": "assistant"}, {"role": "tool", "content": [{"": ""}]}, {"role": "tool", "content": [{"t": ""}]}]);
+        assert!(fails(finding).contains("a tool message that answers no call"));
+        let after_user = json!([{"role": "user", "content": "x"}, {"role": "tool", "content": [result("c1")]}]);
+        assert!(fails(after_user).contains("tool message after a non-assistant"));
+        let unanswered = json!([{"role": "assistant", "content": [call("c1")]}, {"role": "user", "content": "x"}]);
+        assert!(fails(unanswered).contains("call c1 has no result"));
+        let twice = json!([{"role": "assistant", "content": [call("c1")]}, {"role": "tool", "content": [result("c1")]}, {"role": "tool", "content": [result("c1")]}]);
+        assert!(fails(twice).contains("answered twice"));
+        let stray = json!([{"role": "assistant", "content": [call("c1")]}, {"role": "tool", "content": [result("c1"), {"type": "tool-approval-response", "approvalId": "z"}]}]);
+        assert!(fails(stray).contains("approval response z answers no request"));
+        let reused = json!([{"role": "assistant", "content": [call("c1"), call("c1")]}]);
+        assert!(fails(reused).contains("reused"));
+    }
 }

@@ -50,9 +50,9 @@ const KNOWN_PART_TYPES = new Set(['text', 'reasoning', 'file', 'tool', 'compacti
  * @throws InvalidArgumentError (`CF_INVALID_ARGUMENT`) for a part without a string `type` and `id`,
  *   or of a type the message model has (write that part as its own type: `TextPart`...).
  */
-export function unknownPart(part: { type: string; id: string; [key: string]: unknown }): UnknownPart {
-  if (typeof part !== 'object' || part === null || typeof part.type !== 'string' || typeof part.id !== 'string') {
-    throw new InvalidArgumentError('unknownPart: a part is an object with a string `type` and `id`')
+export function unknownPart(part: { type: string; id?: string; [key: string]: unknown }): UnknownPart {
+  if (typeof part !== 'object' || part === null || typeof part.type !== 'string' || (part.id !== undefined && typeof part.id !== 'string')) {
+    throw new InvalidArgumentError('unknownPart: a part is an object with a string `type` (and, if it has one, a string `id`)')
   }
   if (KNOWN_PART_TYPES.has(part.type)) {
     throw new InvalidArgumentError(`unknownPart: "${part.type}" is a part type of the message model; write the part as it is (a ${part.type} part), not as an unknown one`)

@@ -1,7 +1,7 @@
 //! Messages imported from AI SDK `ModelMessage`s, given back as they came (see `formats::ai_sdk`
 //! for what is kept where). A pruned or cut tool output reads as text, stripped media as its
 //! marker; a call left without a result still gets one right after it, unless it waits for
-//! approval.
+//! approval. A tool message that answers none of its message's calls is not sent.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -10,7 +10,9 @@ use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::model_messages::ConvertOptions;
-use crate::message::ai_sdk_layout::{read_output, APPROVAL_REQUEST, APPROVAL_RESPONSE, HOLE, OUTPUT, PART, RESULT};
+use crate::message::ai_sdk_layout::{
+    is_sent, read_output, APPROVAL_REQUEST, APPROVAL_RESPONSE, HOLE, OUTPUT, PART, RESULT,
+};
 use crate::message::{is_media, keep_head_and_tail, markers, Message, Part, ToolPart, ToolState};
 
 /// JSON built mostly from borrowed pieces of the messages, so restoring copies no payload.
@@ -110,7 +112,7 @@ pub fn restore<'a>(
 ) -> Vec<Json<'a>> {
     let mut r = Restorer { m, ids, opts, call_at: HashMap::new(), answered: HashSet::new() };
     let mut out: Vec<Out<'a>> = Vec::new();
-    for entry in layout {
+    for entry in layout.iter().filter(|e| is_sent(e)) {
         let Some(message) = entry.get("message").and_then(Value::as_object) else { continue };
         let content = match entry.get("content") {
             Some(Value::Array(slots)) => Some(Json::Arr(slots.iter().filter_map(|s| r.slot(s, out.len())).collect())),

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::model_messages::{with_ends, ConvertOptions};
-use crate::message::ai_sdk_layout::{LAYOUT, PART, RESULT};
+use crate::message::ai_sdk_layout::{is_sent, LAYOUT, PART, RESULT};
 use crate::message::{Message, Part, Role, ToolState};
 
 /// The provider's limit of breakpoints in one request.
@@ -147,7 +147,7 @@ pub fn in_model_message(m: &Value) -> Vec<&Value> {
 }
 
 /// The cache controls the app set on a message taken from AI SDK ModelMessages: on the messages
-/// it came from and on their parts (kept with the message as they came).
+/// it came from (those sent) and on their parts (kept with the message as they came).
 pub fn in_message(m: &Message) -> Vec<&Value> {
     fn of(residual: Option<&Value>) -> Option<&Value> {
         anthropic_cache_control(residual?.get("providerOptions"))
@@ -156,7 +156,7 @@ pub fn in_message(m: &Message) -> Vec<&Value> {
         of(e.get(key))
     }
     let layout = m.extra.get(LAYOUT).and_then(Value::as_array).into_iter().flatten();
-    let messages = layout.filter_map(|entry| of(entry.get("message")));
+    let messages = layout.filter(|entry| is_sent(entry)).filter_map(|entry| of(entry.get("message")));
     let parts = m.parts.iter().flat_map(|p| {
         let (part, result) = match p {
             Part::Text(t) => (extra(&t.extra, PART), None),

@@ -7,7 +7,12 @@
 //!   `{ message: <the message without content>, content: <slots> }`; `content` is a part index
 //!   where the source content was a string, `null` where it was neither string nor array (the
 //!   message then keeps its content). A slot is a part index (the part; for a tool part its call),
-//!   `{ result: i }`, `{ approvalRequest: i }`, `{ approvalResponse: i }`, or `{ raw: <item> }`.
+//!   `{ result: i }`, `{ approvalRequest: i }`, `{ approvalResponse: i }`, `{ raw: <item> }` (an
+//!   item sent as it came that cannot be a part as it came: not an object with a `type`, or one
+//!   whose `type` is a kind of the canonical model, such as a `file` without data), or
+//!   `{ unsent: <item> }` (kept, not sent: an approval response that answers no request of the
+//!   message). A tool message's entry with no `result` or `approvalResponse` slot is not sent
+//!   ([`is_sent`]).
 //! - part `aiSdk` ([`PART`]): the source part without its mapped field (`text`, `input`, or the
 //!   binary of `image` / `data`, which is replaced by a [`HOLE`] object saying how to refill it).
 //! - tool part `aiSdkApprovalRequest` / `aiSdkApprovalResponse`: those items as they came.
@@ -22,9 +27,9 @@ use super::build::{Builder, Outcome};
 use super::content::{data_url, data_url_mime, image_mime, str_field};
 use super::Record;
 use crate::message::ai_sdk_layout::{
-    content_items, read_output, APPROVAL_REQUEST, APPROVAL_RESPONSE, HOLE, LAYOUT, OUTPUT, PART, RESULT,
+    answers, content_items, read_output, APPROVAL_REQUEST, APPROVAL_RESPONSE, HOLE, LAYOUT, OUTPUT, PART, RESULT,
 };
-use crate::message::{is_media, FilePart, Part, ReasoningPart, Role, TextPart, ToolState};
+use crate::message::{is_media, is_other, FilePart, Part, ReasoningPart, Role, TextPart, ToolState};
 
 /// Reads a JSON array of ModelMessages, `{ messages: [...] }`, or one message, per record.
 pub fn import(records: &[Record], b: &mut Builder) {
@@ -190,10 +195,9 @@ impl Reader {
                 "tool-result" => self.result(line, mi, it, b),
                 "tool-approval-response" => {
                     let call = str_field(it, "approvalId").and_then(|a| self.approvals.get(a)).cloned();
-                    match call {
-                        Some(call) => self.attach(mi, &call, it, APPROVAL_RESPONSE, "approvalResponse", b),
-                        None => raw(it),
-                    }
+                    let slot =
+                        call.and_then(|call| self.attach(mi, &call, it, APPROVAL_RESPONSE, "approvalResponse", b));
+                    slot.unwrap_or_else(|| json!({ "unsent": it }))
                 }
                 _ if is_result(it) => self.result(line, mi, it, b),
                 ty => {
@@ -203,11 +207,23 @@ impl Reader {
             };
             slots.push(slot);
         }
-        if mi != usize::MAX {
-            layout(b, mi, v, Value::Array(slots));
-        } else if slots.iter().any(|s| s.get("raw").is_some()) {
-            b.warn(line, "tool message items without a call before them were dropped");
+        let kept = |s: &Value| s.get("raw").is_some() || s.get("unsent").is_some();
+        if mi == usize::MAX {
+            if slots.iter().any(kept) {
+                b.warn(line, "tool message items without a call before them were dropped");
+            }
+            return;
         }
+        // What a tool message holds beyond its answers is sent with them; without one, it is not
+        // sent at all (its results, if any, go with their calls).
+        if !slots.iter().any(answers) {
+            if slots.iter().any(kept) || !without(v, &["role", "content"]).is_empty() {
+                b.warn(line, "a tool message that answers no call of the assistant message before it: kept, not sent");
+            }
+        } else if slots.iter().any(|s| s.get("unsent").is_some()) {
+            b.warn(line, "a tool-approval-response that answers no approval request before it: kept, not sent");
+        }
+        layout(b, mi, v, Value::Array(slots));
     }
 
     fn call(&mut self, mi: usize, it: &Value, b: &mut Builder) -> Value {
@@ -237,8 +253,13 @@ impl Reader {
         b.result(line, id, str_field(it, "toolName"), outcome(output));
         let (ci, pi) = match self.calls.get(id) {
             Some(&slot) => slot,
-            // The builder gave the result a call of its own in a new last message.
-            None => (b.messages.len() - 1, b.messages[b.messages.len() - 1].parts.len() - 1),
+            // The builder gave the result a call of its own in a new last message; a later result
+            // with the same id finds it answered.
+            None => {
+                let slot = (b.messages.len() - 1, b.messages[b.messages.len() - 1].parts.len() - 1);
+                self.calls.insert(id.to_string(), slot);
+                slot
+            }
         };
         if let Part::Tool(t) = &mut b.messages[ci].parts[pi] {
             if let ToolState::Completed { extra, .. } | ToolState::Error { extra, .. } = &mut t.state {
@@ -261,26 +282,26 @@ impl Reader {
         if let Some(approval) = str_field(it, "approvalId") {
             self.approvals.insert(approval.to_string(), call.clone());
         }
-        self.attach(mi, &call, it, APPROVAL_REQUEST, "approvalRequest", b)
+        self.attach(mi, &call, it, APPROVAL_REQUEST, "approvalRequest", b).unwrap_or_else(|| raw(it))
     }
 
-    /// Keeps `it` on call `call` under `store` when the call is in message `mi`, else as it came.
-    fn attach(&mut self, mi: usize, call: &str, it: &Value, store: &str, slot: &str, b: &mut Builder) -> Value {
-        match self.calls.get(call) {
-            Some(&(ci, pi)) if ci == mi => {
-                if let Part::Tool(t) = &mut b.messages[ci].parts[pi] {
-                    t.extra.insert(store.into(), it.clone());
-                }
-                json!({ slot: pi })
-            }
-            _ => raw(it),
+    /// Keeps `it` on call `call` under `store` when the call is in message `mi`.
+    fn attach(&mut self, mi: usize, call: &str, it: &Value, store: &str, slot: &str, b: &mut Builder) -> Option<Value> {
+        let &(ci, pi) = self.calls.get(call).filter(|&&(ci, _)| ci == mi)?;
+        if let Part::Tool(t) = &mut b.messages[ci].parts[pi] {
+            t.extra.insert(store.into(), it.clone());
         }
+        Some(json!({ slot: pi }))
     }
 
-    /// A part kept as it came (counted by its size); unknown types are reported once each.
+    /// A part kept as it came (counted by its size); unknown types are reported once each. An item
+    /// that cannot be a part as it came ([`is_other`]) is sent as it came from the layout.
     fn other(&mut self, line: usize, mi: usize, it: &Value, ty: &str, b: &mut Builder) -> Value {
         if !matches!(ty, "custom" | "file" | "image" | "reasoning-file") {
             self.warn_unknown(line, ty, b);
+        }
+        if !is_other(it) {
+            return raw(it);
         }
         let m = &mut b.messages[mi];
         m.parts.push(Part::Other(it.clone()));
@@ -289,7 +310,12 @@ impl Reader {
 
     fn warn_unknown(&mut self, line: usize, ty: &str, b: &mut Builder) {
         if self.unknown.insert(ty.to_string()) {
-            b.warn(line, format!("unknown AI SDK part type {ty:?}: kept as it came"));
+            let what = if ty.is_empty() {
+                "an AI SDK part without a type".into()
+            } else {
+                format!("unknown AI SDK part type {ty:?}")
+            };
+            b.warn(line, format!("{what}: kept as it came"));
         }
     }
 }
@@ -360,6 +386,9 @@ fn file(b: &mut Builder, mi: usize, it: &Value, key: &str) -> Value {
     let m = &mut b.messages[mi];
     let id = part_id(m.parts.len(), &m.id);
     let Some((data, base64, hole)) = it.get(key).and_then(split_data) else {
+        if !is_other(it) {
+            return raw(it);
+        }
         m.parts.push(Part::Other(it.clone()));
         return json!(m.parts.len() - 1);
     };

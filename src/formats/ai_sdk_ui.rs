@@ -32,7 +32,7 @@ use super::build::Builder;
 use super::content::{image_mime, parse_args, str_field, time_of};
 use super::Record;
 use crate::message::ai_sdk_layout::STEP_START;
-use crate::message::{FilePart, Message, Part, ReasoningPart, Role, TextPart, ToolPart, ToolState};
+use crate::message::{other_fields, FilePart, Message, Part, ReasoningPart, Role, TextPart, ToolPart, ToolState};
 
 /// What a message or part kept of its source beyond the mapped fields.
 pub const EXTRA: &str = "aiSdkUi";
@@ -95,7 +95,13 @@ impl Reader {
             other => {
                 b.record();
                 b.skip(other.unwrap_or("(no role)"));
-                b.warn(line, format!("message with unknown role {other:?}; ignored"));
+                b.warn(
+                    line,
+                    match other {
+                        Some(role) => format!("message with unknown role {role:?}; ignored"),
+                        None => "a message without `role`; ignored".into(),
+                    },
+                );
                 return;
             }
         };
@@ -221,6 +227,8 @@ impl Reader {
                         format!("a tool part ({ty:?}) in a {} message", role_name(m.role))
                     } else if ty == "file" || ty == "reasoning-file" {
                         format!("a {ty:?} part without a `url`")
+                    } else if ty.is_empty() {
+                        "a part without a type".into()
                     } else {
                         format!("unknown AI SDK UI part type {ty:?}")
                     };
@@ -316,12 +324,9 @@ fn kept(p: &Value, mapped: &[&str]) -> Map<String, Value> {
     extra
 }
 
-/// A part kept as it came, with the canonical id (its own moves to [`OTHER_ID`]).
+/// A part kept as it came ([`other_fields`]), with the canonical id (its own moves to [`OTHER_ID`]).
 fn other(id: String, p: &Value) -> Part {
-    let mut o = match p {
-        Value::Object(o) => o.clone(),
-        v => Map::from_iter([("value".to_string(), v.clone())]),
-    };
+    let mut o = other_fields(p);
     if let Some(own) = o.remove("id") {
         o.insert(OTHER_ID.into(), own);
     }

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::{Format, ImportStats, Imported, Warning};
 use crate::message::{
-    usage_from_provider, CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart, Role,
-    TextPart, Time, ToolPart, ToolState, Usage,
+    other_fields, usage_from_provider, CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart,
+    Role, TextPart, Time, ToolPart, ToolState, Usage,
 };
 
 /// What a tool call came back with.
@@ -253,7 +253,10 @@ impl Builder {
         m.parts.push(Part::File(FilePart { id, mime: mime.to_string(), url, filename, extra: Map::new() }));
     }
 
-    pub fn other(m: &mut Message, mut value: Map<String, Value>) {
+    /// Keeps a transcript item this model has no part for, as a part of unknown kind
+    /// ([`other_fields`]: wrapped when it could not read back as one).
+    pub fn other(m: &mut Message, item: &Value) {
+        let mut value = other_fields(item);
         value.insert("id".into(), Value::String(Self::next_part_id(m)));
         m.parts.push(Part::Other(Value::Object(value)));
     }

@@ -376,8 +376,8 @@ fn user(e: &Entry, time: Option<f64>, b: &mut Builder) {
                         Builder::file(&mut m, &mime, url, None);
                     }
                     _ => {
-                        if let Some(o) = blk.as_object() {
-                            Builder::other(&mut m, o.clone());
+                        if blk.is_object() {
+                            Builder::other(&mut m, blk);
                         }
                     }
                 }
@@ -439,8 +439,8 @@ fn assistant(e: &Entry, mi: usize, b: &mut Builder) {
                 b.tool_call(mi, id, name, input);
             }
             _ => {
-                if let Some(o) = blk.as_object() {
-                    Builder::other(&mut b.messages[mi], o.clone());
+                if blk.is_object() {
+                    Builder::other(&mut b.messages[mi], blk);
                 }
             }
         }

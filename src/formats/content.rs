@@ -17,17 +17,19 @@ pub fn text_of(v: &Value) -> String {
     }
 }
 
+/// The `type`s of text-like blocks (a block without `type` is one too).
+pub const TEXT_BLOCKS: [&str; 5] = ["text", "input_text", "output_text", "summary_text", "reasoning_text"];
+
 /// The text of one text-like block.
 pub fn block_text(b: &Value) -> Option<&str> {
     match b {
         Value::String(s) => Some(s),
         Value::Object(o) => {
             let ty = o.get("type").and_then(Value::as_str).unwrap_or("text");
-            match ty {
-                "text" | "input_text" | "output_text" | "summary_text" | "reasoning_text" => {
-                    o.get("text").and_then(Value::as_str)
-                }
-                _ => None,
+            if TEXT_BLOCKS.contains(&ty) {
+                o.get("text").and_then(Value::as_str)
+            } else {
+                None
             }
         }
         _ => None,

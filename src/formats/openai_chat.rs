@@ -4,10 +4,12 @@
 //! whose observation is the next user message. A text action becomes a tool call (the assistant's
 //! text is kept as written) and its observation the call's result.
 
+use std::collections::HashSet;
+
 use serde_json::{Map, Value};
 
 use super::build::{chat_response, Builder, Outcome};
-use super::content::{data_url_mime, image_mime, parse_args, str_field, text_of, time_of};
+use super::content::{block_text, data_url_mime, image_mime, parse_args, str_field, text_of, time_of, TEXT_BLOCKS};
 use super::Record;
 use crate::message::{Message, Role};
 
@@ -27,11 +29,13 @@ pub struct Chat {
     pub actions: TextActions,
     /// A call made in text, waiting for the next user message.
     waiting: Option<String>,
+    /// Content types of no kind chat messages have, already reported.
+    unknown: HashSet<String>,
 }
 
 impl Chat {
     pub fn new(actions: TextActions) -> Chat {
-        Chat { actions, waiting: None }
+        Chat { actions, waiting: None, unknown: HashSet::new() }
     }
 
     /// Reads one message. Records of other kinds (`_checkpoint`, `_usage`) are ignored.
@@ -50,7 +54,7 @@ impl Chat {
         match role {
             "system" | "developer" => {
                 let mut m = b.message(str_field(v, "id"), Role::System, time);
-                Builder::text(&mut m, text_of(content), false);
+                self.content(line, &mut m, content, b);
                 b.push_nonempty(m);
             }
             "user" => {
@@ -58,11 +62,12 @@ impl Chat {
                 match waiting {
                     Some(call) if !demo => {
                         b.merged();
-                        b.result(line, &call, None, result(content));
+                        let outcome = self.result(line, content, b);
+                        b.result(line, &call, None, outcome);
                     }
                     _ => {
                         let mut m = b.message(None, Role::User, time);
-                        user_content(&mut m, content);
+                        self.content(line, &mut m, content, b);
                         b.push_nonempty(m);
                     }
                 }
@@ -78,7 +83,8 @@ impl Chat {
                     b.warn(line, "a tool message without tool_call_id; ignored");
                 }
                 for id in ids {
-                    b.result(line, id, str_field(v, "name"), result(content));
+                    let outcome = self.result(line, content, b);
+                    b.result(line, id, str_field(v, "name"), outcome);
                 }
             }
             "exit" => b.skip("exit"),
@@ -97,16 +103,7 @@ impl Chat {
             }
         }
         let content = v.get("content").unwrap_or(&Value::Null);
-        if let Value::Array(items) = content {
-            for it in items {
-                match str_field(it, "type") {
-                    Some("think") => Builder::reasoning(&mut m, str_field(it, "think").unwrap_or(""), Map::new()),
-                    _ => Builder::text(&mut m, super::content::block_text(it).unwrap_or(""), false),
-                }
-            }
-        } else {
-            Builder::text(&mut m, text_of(content), false);
-        }
+        self.content(line, &mut m, content, b);
         if let Some(resp) = v.pointer("/extra/response").filter(|r| r.is_object()) {
             chat_response(&mut m, resp);
         }
@@ -141,6 +138,77 @@ impl Chat {
             b.tool_call(mi, &id, &tool, input);
             self.waiting = Some(id);
         }
+    }
+}
+
+impl Chat {
+    /// A message's content: text, images (as files) and Kimi's `think` items; items of other kinds
+    /// are kept as they came (not sent), reported once per kind.
+    fn content(&mut self, line: usize, m: &mut Message, content: &Value, b: &mut Builder) {
+        let Value::Array(items) = content else {
+            if content.is_object() && !is_known(content) {
+                self.report(line, content, "kept as it came", b);
+                Builder::other(m, content);
+            } else {
+                Builder::text(m, text_of(content), false);
+            }
+            return;
+        };
+        for it in items {
+            if let Some(url) = image_url(it) {
+                let mime = data_url_mime(&url).map(str::to_string).unwrap_or_else(|| image_mime(&url));
+                Builder::file(m, &mime, url, None);
+            } else if str_field(it, "type") == Some("think") {
+                Builder::reasoning(m, str_field(it, "think").unwrap_or(""), Map::new());
+            } else if is_known(it) {
+                Builder::text(m, block_text(it).unwrap_or(""), false);
+            } else {
+                self.report(line, it, "kept as it came", b);
+                Builder::other(m, it);
+            }
+        }
+    }
+
+    /// A tool result or observation: text, images as attachments; an item of another kind reads
+    /// as its JSON (a result is text to the model).
+    fn result(&mut self, line: usize, content: &Value, b: &mut Builder) -> Outcome {
+        let items = match content {
+            Value::Array(items) => items.as_slice(),
+            other => std::slice::from_ref(other),
+        };
+        let mut texts = Vec::new();
+        let mut attachments = Vec::new();
+        for it in items {
+            if let Some(url) = image_url(it) {
+                attachments.push((image_mime(&url), url));
+            } else if is_known(it) {
+                texts.extend(block_text(it).map(str::to_string));
+            } else if !it.is_null() {
+                self.report(line, it, "read as its JSON", b);
+                texts.push(it.to_string());
+            }
+        }
+        Outcome::Ok { output: texts.join("\n"), attachments }
+    }
+
+    fn report(&mut self, line: usize, it: &Value, what: &str, b: &mut Builder) {
+        let ty = str_field(it, "type").unwrap_or("");
+        if self.unknown.insert(ty.to_string()) {
+            let kind = if ty.is_empty() { "content without a type".into() } else { format!("content of type {ty:?}") };
+            b.warn(line, format!("{kind}, which chat messages do not have: {what}"));
+        }
+    }
+}
+
+/// A string, or a text-like block (one without `type` when it has a `text`).
+fn is_known(it: &Value) -> bool {
+    match it {
+        Value::String(_) => true,
+        Value::Object(o) => match o.get("type") {
+            Some(ty) => ty.as_str().is_some_and(|ty| TEXT_BLOCKS.contains(&ty)),
+            None => o.get("text").is_some_and(Value::is_string),
+        },
+        _ => false,
     }
 }
 
@@ -203,19 +271,6 @@ fn xml(text: &str, b: &mut Builder, line: usize) -> Option<(String, Value)> {
     Some((name, Value::Object(params)))
 }
 
-/// A tool result or observation: text, images as attachments.
-fn result(content: &Value) -> Outcome {
-    let mut attachments = Vec::new();
-    if let Value::Array(items) = content {
-        for it in items {
-            if let Some(url) = image_url(it) {
-                attachments.push((image_mime(&url), url));
-            }
-        }
-    }
-    Outcome::Ok { output: text_of(content), attachments }
-}
-
 fn image_url(it: &Value) -> Option<String> {
     match str_field(it, "type") {
         Some("image_url") => {
@@ -223,23 +278,6 @@ fn image_url(it: &Value) -> Option<String> {
         }
         Some("input_image") => str_field(it, "image_url").map(str::to_string),
         _ => None,
-    }
-}
-
-fn user_content(m: &mut Message, content: &Value) {
-    match content {
-        Value::Array(items) => {
-            for it in items {
-                match image_url(it) {
-                    Some(url) => {
-                        let mime = data_url_mime(&url).map(str::to_string).unwrap_or_else(|| image_mime(&url));
-                        Builder::file(m, &mime, url, None);
-                    }
-                    None => Builder::text(m, super::content::block_text(it).unwrap_or(""), false),
-                }
-            }
-        }
-        other => Builder::text(m, text_of(other), false),
     }
 }
 

@@ -509,6 +509,37 @@ fn results_without_calls_and_repeated_results_are_kept_safe() {
     check_all(&all, "orphans");
 }
 
+#[test]
+fn openai_chat_content_of_unknown_kinds_is_kept_and_reported() {
+    // The AI SDK fuzz finding's shape as chat messages: an answer without content, then tool
+    // messages of items chat messages do not have.
+    let text = jsonl(&[
+        json!({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "input_audio", "input_audio": {"data": "AA"}}]}),
+        json!({"role": "assistant"}),
+        json!({"role": "tool", "content": [{"": ""}], "": ""}),
+        json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+        json!({"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "out"}, {"t": ""}]}),
+    ]);
+    let imp = import_transcript(&text, Some(Format::OpenAiChat)).unwrap();
+    let warned: Vec<&str> = imp.warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(
+        warned,
+        [
+            "content of type \"input_audio\", which chat messages do not have: kept as it came",
+            "a tool message without tool_call_id; ignored",
+            "content without a type, which chat messages do not have: read as its JSON",
+        ]
+    );
+    assert!(matches!(&imp.messages[0].parts[1], Part::Other(o) if o["input_audio"]["data"] == "AA"));
+    let ToolState::Completed { output, .. } = &tool_of(&imp.messages, "c1").state else { panic!() };
+    assert_eq!(output.as_str(), "out\n{\"t\":\"\"}");
+    let all: Vec<&crate::message::Message> = imp.messages.iter().collect();
+    check_all(&all, "openai-chat, unknown content");
+    for m in &imp.messages {
+        assert_eq!(&crate::message::parse_message(serde_json::to_value(m).unwrap()).unwrap(), m);
+    }
+}
+
 /// The tool part answering `call`.
 fn tool_of<'a>(msgs: &'a [crate::message::Message], call: &str) -> &'a crate::message::ToolPart {
     msgs.iter()

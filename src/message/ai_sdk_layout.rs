@@ -25,6 +25,21 @@ pub const HOLE: &str = "$hole";
 /// Part `extra` (from UIMessages): marks the first part of a step after the first.
 pub const STEP_START: &str = "stepStart";
 
+/// Whether a layout entry (`{ message, content }`) is sent. Every one is but a tool message that
+/// answers no call of its message (no `result` or `approvalResponse` slot: items of unknown kinds
+/// alone, results sent after their calls in other messages, approval responses that match no
+/// request): a provider rejects a tool message that answers nothing, so it stays in the layout
+/// and out of the request.
+pub fn is_sent(entry: &Value) -> bool {
+    let tool = entry.pointer("/message/role").and_then(Value::as_str) == Some("tool");
+    !tool || entry.get("content").and_then(Value::as_array).is_some_and(|slots| slots.iter().any(answers))
+}
+
+/// Whether a slot of a tool message's layout answers a call of its message.
+pub fn answers(slot: &Value) -> bool {
+    slot.get("result").is_some() || slot.get("approvalResponse").is_some()
+}
+
 /// Whether `p` opens a step after the first (a `step-start` stood before it).
 pub fn starts_step(p: &Part) -> bool {
     let extra = match p {

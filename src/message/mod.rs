@@ -13,7 +13,10 @@ mod truncate;
 
 pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};
 pub use parse::{check_message, parse_message};
-pub use part::{CompactionFiles, CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, ToolState};
+pub use part::{
+    is_other, other_fields, CompactionFiles, CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart,
+    ToolState, KINDS, RAW,
+};
 pub use provider_usage::{step_usage_from_provider, usage_from_provider};
 pub use text::{Snapshot, Text};
 pub use truncate::{head_and_tail, keep_head_and_tail, Cut};

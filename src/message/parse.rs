@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart};
+use super::part::{CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart, KINDS};
 use super::Message;
 use crate::error::{CfError, Result};
 
@@ -84,7 +84,7 @@ pub(super) fn parse_part(value: Value) -> std::result::Result<Part, String> {
             }
         })
     }
-    let known = matches!(ty.as_str(), "text" | "reasoning" | "tool" | "file" | "compaction");
+    let known = KINDS.contains(&ty.as_str());
     if known {
         map.remove("type");
     }
@@ -94,9 +94,11 @@ pub(super) fn parse_part(value: Value) -> std::result::Result<Part, String> {
         "tool" => Part::Tool(typed::<ToolPart>(map)?),
         "file" => Part::File(typed::<FilePart>(map)?),
         "compaction" => Part::Compaction(typed::<CompactionPart>(map)?),
+        // Kept as it came, id or not (as `check_message` reads it): AI SDK parts of unknown kinds
+        // have none.
         _ => {
-            if !matches!(map.get("id"), Some(Value::String(_))) {
-                return Err(".id: missing or not a string".to_string());
+            if map.get("id").is_some_and(|id| !id.is_string()) {
+                return Err(".id: expected a string".to_string());
             }
             Part::Other(Value::Object(map))
         }
@@ -152,8 +154,13 @@ mod tests {
         let e = err(json!({"id": "", "role": "user", "parts": []}));
         assert_eq!(e, "message (without id): id: must not be empty");
         assert!(err(json!(3)).contains("expected an object"));
-        let e = err(json!({"id": "m", "role": "user", "parts": [{"type": "x"}]}));
-        assert_eq!(e, "message \"m\": parts[0].id: missing or not a string");
+        let e = err(json!({"id": "m", "role": "user", "parts": [{"type": "x", "id": 1}]}));
+        assert_eq!(e, "message \"m\": parts[0].id: expected a string");
+        let e = err(json!({"id": "m", "role": "user", "parts": [{"id": "p", "text": "x"}]}));
+        assert_eq!(e, "message \"m\": parts[0].type: missing field `type`");
+        // A part of a kind this model does not know needs no id.
+        let unknown = json!({"id": "m", "role": "user", "parts": [{"type": "x"}]});
+        assert_eq!(serde_json::to_value(parse_message(unknown.clone()).unwrap()).unwrap(), unknown);
     }
 
     /// A part as JSON text, `type` first (as parts are written), with optional fields and fields

@@ -148,6 +148,28 @@ impl ToolPart {
     }
 }
 
+/// The `type`s of the parts this model knows; a part of any other type is kept as it came.
+pub const KINDS: [&str; 5] = ["text", "reasoning", "tool", "file", "compaction"];
+
+/// The `type` of a part that holds, as its `value`, a transcript item that cannot be a part as it
+/// came (not an object with a `type`, or one whose `type` names a kind of this model).
+pub const RAW: &str = "raw";
+
+/// Whether a transcript item can be a part of unknown kind as it came: an object whose `type`
+/// names no kind of this model (anything else would read back as another part, or as none).
+pub fn is_other(item: &Value) -> bool {
+    item.get("type").and_then(Value::as_str).is_some_and(|t| !KINDS.contains(&t))
+}
+
+/// The fields of a part of unknown kind keeping `item`: the item as it came when it can be one
+/// ([`is_other`]), else `{ type: "raw", value: <item> }`.
+pub fn other_fields(item: &Value) -> Map<String, Value> {
+    match item {
+        Value::Object(o) if is_other(item) => o.clone(),
+        _ => Map::from_iter([("type".to_string(), Value::from(RAW)), ("value".to_string(), item.clone())]),
+    }
+}
+
 /// A part. Types this model does not know are kept verbatim (agents add their own) and ignored by
 /// conversion and counting.
 #[derive(Clone, Debug, PartialEq)]
@@ -255,7 +277,7 @@ impl<'de> serde::de::Visitor<'de> for PartVisitor {
                     }
                     Ok(part)
                 };
-                if let Some(ty @ ("text" | "reasoning" | "tool" | "file" | "compaction")) = value.as_str() {
+                if let Some(ty) = value.as_str().filter(|t| KINDS.contains(t)) {
                     return direct(ty, map);
                 }
             }

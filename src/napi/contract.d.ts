@@ -787,8 +787,11 @@ declare const unknownPartType: unique symbol
 /** The `type` of an `UnknownPart`: a string at run time (`String(part.type)`), opaque to TypeScript. */
 export interface UnknownPartType { readonly [unknownPartType]: 'a part type contextfold does not know' }
 
-/** A part of a type contextfold does not know: kept as it came, ignored by conversion and counting. */
-export interface UnknownPart { type: UnknownPartType; id: string; [key: string]: unknown }
+/**
+ * A part of a type contextfold does not know: kept as it came (an id is optional), ignored by
+ * conversion and counting, except in messages taken from AI SDK ModelMessages, which send it as it came.
+ */
+export interface UnknownPart { type: UnknownPartType; id?: string; [key: string]: unknown }
 
 export type Part = TextPart | ReasoningPart | FilePart | ToolPart | CompactionPart | UnknownPart
 

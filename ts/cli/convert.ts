@@ -2,9 +2,10 @@
 // lines, or a session store), or its context as AI SDK, Anthropic Messages or OpenAI chat messages.
 import { Option, type Command } from 'commander'
 
-import { modelFormats, type ConvertOptions, type ModelFormat } from '../native.js'
+import { modelFormats, type ConvertOptions, type ImportWarning, type ModelFormat } from '../native.js'
 import { addCommonOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
 import { usageError } from './errors.js'
+import { reportWarnings } from './report.js'
 import { int, plural } from './format.js'
 import {
   DEFAULT_OUT_FORMAT,
@@ -41,6 +42,8 @@ export interface ConvertReport {
   messages: number
   /** Messages written: every message (contextfold), or the provider messages of the context. */
   written: number
+  /** What the import warned about: input skipped, or kept but not sent. */
+  warnings: ImportWarning[]
 }
 
 /** Provider messages of a conversion result (Anthropic's `system` counts as one). */
@@ -101,6 +104,8 @@ export function registerConvert(program: Command, run: (action: (ctx: RunContext
         }
       }
       ctx.progress.stop()
+      // stderr gets nothing but errors with --json: the report of --out lists the warnings.
+      if (!ctx.json) reportWarnings(file, input.warnings, flags.color)
 
       if (flags.out === undefined) {
         if (data !== undefined) write(data)
@@ -108,7 +113,7 @@ export function registerConvert(program: Command, run: (action: (ctx: RunContext
         return
       }
       if (ctx.json) {
-        const report: ConvertReport = { file, format: input.format, to, out: flags.out, messages: input.messages.length, written }
+        const report: ConvertReport = { file, format: input.format, to, out: flags.out, messages: input.messages.length, written, warnings: input.warnings }
         if (to === 'contextfold') report.outFormat = outFormat
         printJson(report)
       } else {

@@ -1,5 +1,6 @@
 // How the CLI reports a failure: `contextfold: <message>` on one line of stderr (and the error object
 // on stdout with `--json`), never a stack trace unless CONTEXTFOLD_DEBUG=1 asks for it.
+import type { ImportWarning } from '../../native.js'
 import { EXIT } from './errors.js'
 import { colorsFor } from './format.js'
 import { printJson } from './output.js'
@@ -10,6 +11,23 @@ export interface ErrorOutput {
   message: string
   exitCode: number
   file?: string
+}
+
+/** How many import warnings a command that is not `inspect` writes to stderr. */
+const WARNINGS_SHOWN = 20
+
+/**
+ * Writes what the import of `file` warned about (input skipped, kept but not sent, ...) to stderr,
+ * `contextfold: warning: <file>: line <n>: <message>`, the first few of them.
+ */
+export function reportWarnings(file: string, warnings: readonly ImportWarning[], color: boolean | undefined): void {
+  const c = colorsFor(process.stderr, color)
+  for (const w of warnings.slice(0, WARNINGS_SHOWN)) {
+    process.stderr.write(`${c.yellow('contextfold: warning:')} ${file}: ${w.line > 0 ? `line ${w.line}: ` : ''}${w.message}\n`)
+  }
+  if (warnings.length > WARNINGS_SHOWN) {
+    process.stderr.write(`${c.yellow('contextfold: warning:')} ${file}: … and ${warnings.length - WARNINGS_SHOWN} more (inspect --json lists them all)\n`)
+  }
 }
 
 /** Prints `err`; `printedJson`: the command already printed its JSON report. `cause`: for CONTEXTFOLD_DEBUG. */

@@ -138,8 +138,10 @@ fn every_variant_maps_and_comes_back_as_it_came() {
             ("image/png", "https://e/y.png"),
         ]
     );
-    // A provider reference has no data to read: kept as it came.
-    assert!(matches!(imported.messages[2].parts.last(), Some(Part::Other(_))));
+    // A provider reference has no data to read: kept as it came, in the layout (a part of type
+    // `file` would read back as a file part).
+    let slots = imported.messages[2].extra[super::LAYOUT][0]["content"].as_array().unwrap();
+    assert_eq!(slots.last().unwrap()["raw"]["data"]["type"], "reference");
     // The other shapes read the typed form.
     for f in [ModelFormat::Anthropic, ModelFormat::OpenAi] {
         let shaped =
@@ -226,6 +228,135 @@ fn unknown_parts_are_kept_in_place_warned_once_and_counted() {
     let other = &imported.messages[0].parts[1];
     assert!(matches!(other, Part::Other(_)));
     assert!(counter.part(other).total > 50);
+}
+
+#[test]
+fn every_variant_keeps_the_tool_pair_rule_as_sent_and_typed() {
+    let x = every_variant();
+    let imported = from_model_messages(x.as_array().unwrap());
+    let all: Vec<&Message> = imported.messages.iter().collect();
+    crate::invariants::check_all(&all, "every variant");
+}
+
+fn warned(imported: &Imported) -> Vec<&str> {
+    imported.warnings.iter().map(|w| w.message.as_str()).collect()
+}
+
+const NOT_SENT: &str = "a tool message that answers no call of the assistant message before it: kept, not sent";
+
+#[test]
+fn a_tool_message_that_answers_no_call_is_kept_reported_and_not_sent() {
+    // The fuzz finding: an answer without content, then two tool messages of unknown items.
+    let x = json!([
+        {"role": "assistant"},
+        {"role": "tool", "content": [{"": ""}], "": ""},
+        {"role": "tool", "content": [{"t": ""}]}
+    ]);
+    let (out, imported) = round_trip(&x);
+    assert_eq!(out, json!([{"role": "assistant"}]));
+    assert_eq!(
+        warned(&imported),
+        [
+            "message content is neither a string nor an array; kept as it is",
+            "an AI SDK part without a type: kept as it came",
+            NOT_SENT,
+            NOT_SENT
+        ]
+    );
+    // Kept in place in the message: a contextfold export gives them back.
+    let layout = imported.messages[0].extra[super::LAYOUT].as_array().unwrap();
+    assert_eq!(layout[1]["content"], json!([{"raw": {"": ""}}]));
+    assert_eq!(layout[2]["content"], json!([{"raw": {"t": ""}}]));
+    let all: Vec<&Message> = imported.messages.iter().collect();
+    crate::invariants::check_all(&all, "fuzz finding");
+
+    // In a run of tool messages (an approval response, then the result), the one that answers
+    // nothing is left out and the others go as they came; an unknown item among answers stays.
+    let call = |id: &str| json!({"type": "tool-call", "toolCallId": id, "toolName": "rm", "input": {}});
+    let result = |id: &str| json!({"type": "tool-result", "toolCallId": id, "toolName": "rm", "output": {"type": "text", "value": "ok"}});
+    let x = json!([
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [call("c1"), {"type": "tool-approval-request", "approvalId": "a1", "toolCallId": "c1"}, call("c2")]},
+        {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "a1", "approved": true}]},
+        {"role": "tool", "content": [result("c1"), {"type": "mystery"}]},
+        {"role": "tool", "content": [{"type": "mystery", "n": 2}], "providerOptions": po("x")},
+        {"role": "tool", "content": [result("c2")]},
+        {"role": "user", "content": "next"}
+    ]);
+    let (out, imported) = round_trip(&x);
+    let mut expected = x.as_array().unwrap().clone();
+    expected.remove(4);
+    assert_eq!(out, Value::Array(expected));
+    assert_eq!(warned(&imported), ["unknown AI SDK part type \"mystery\": kept as it came", NOT_SENT]);
+    let all: Vec<&Message> = imported.messages.iter().collect();
+    crate::invariants::check_all(&all, "a run of tool messages");
+
+    // A tool message whose result answers a call of an earlier message: the result goes after its
+    // call, and nothing is left to send or to report.
+    let x = json!([
+        {"role": "assistant", "content": [call("c1")]},
+        {"role": "user", "content": "wait"},
+        {"role": "assistant", "content": "ok"},
+        {"role": "tool", "content": [result("c1")]}
+    ]);
+    let (out, imported) = round_trip(&x);
+    assert_eq!(out, json!([x[0], {"role": "tool", "content": [result("c1")]}, x[1], x[2]]));
+    assert_eq!(warned(&imported), Vec::<&str>::new());
+
+    // An approval response to no request is kept, not sent; the message's answers are.
+    let x = json!([
+        {"role": "assistant", "content": [call("c1")]},
+        {"role": "tool", "content": [{"type": "tool-approval-response", "approvalId": "nope", "approved": true}, result("c1")]}
+    ]);
+    let (out, imported) = round_trip(&x);
+    assert_eq!(out, json!([x[0], {"role": "tool", "content": [result("c1")]}]));
+    assert_eq!(
+        warned(&imported),
+        ["a tool-approval-response that answers no approval request before it: kept, not sent"]
+    );
+}
+
+#[test]
+fn a_second_result_for_a_call_of_its_own_is_ignored_not_pointed_at_another_part() {
+    // A fuzz finding: the second result (no id) was slotted onto the text part of the message it
+    // followed, which then sent an empty tool message.
+    let result = |v: &str| json!({"type": "tool-result", "toolName": "t", "output": {"type": "text", "value": v}});
+    let x = json!([
+        {"role": "assistant", "content": "x"},
+        {"role": "tool", "content": [result("a")]},
+        {"role": "assistant", "content": [{"type": "text", "text": "y"}]},
+        {"role": "tool", "content": [result("b")]}
+    ]);
+    let imported = from_model_messages(x.as_array().unwrap());
+    assert_eq!(
+        warned(&imported),
+        [
+            "result for tool call \"\", which has no call: kept with a call of its own",
+            "a second result for tool call \"\" was ignored"
+        ]
+    );
+    assert_eq!(imported.messages[2].extra[super::LAYOUT][1]["content"], json!([null]));
+    let all: Vec<&Message> = imported.messages.iter().collect();
+    crate::invariants::check_all(&all, "a second result");
+}
+
+#[test]
+fn items_that_are_no_parts_are_sent_in_place_and_messages_read_back_from_json() {
+    let x = json!([
+        {"role": "user", "content": ["loose", {"type": "text", "text": "a"}]},
+        {"role": "assistant", "content": [{"t": ""}, {"type": "novel"}, {"type": "text", "text": "b"}, 7]}
+    ]);
+    let (out, imported) = round_trip(&x);
+    assert_eq!(out, x);
+    assert_eq!(
+        warned(&imported),
+        ["an AI SDK part without a type: kept as it came", "unknown AI SDK part type \"novel\": kept as it came"]
+    );
+    // What JS and a session file read back: a part of an unknown kind needs no id.
+    for m in &imported.messages {
+        assert_eq!(&crate::message::parse_message(serde_json::to_value(m).unwrap()).unwrap(), m);
+    }
+    assert!(matches!(imported.messages[1].parts[..], [Part::Other(_), Part::Text(_)]));
 }
 
 /// A random AI SDK message list with every variant and valid tool pairing.

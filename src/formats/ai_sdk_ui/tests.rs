@@ -251,6 +251,8 @@ fn unknown_parts_states_and_roles_are_kept_and_reported_once() {
         {"id": "a", "role": "assistant", "extraField": 1, "parts": [
             {"type": "hologram", "payload": 1},
             {"type": "hologram", "payload": 2},
+            {"hologram": 3},
+            "loose",
             {"type": "file", "mediaType": "image/png"},
             call("bash", "c1", "output-paused", json!({"output": "half"})),
             call("bash", "c2", "output-paused", json!({"errorText": "bad"})),
@@ -266,10 +268,11 @@ fn unknown_parts_states_and_roles_are_kept_and_reported_once() {
         [
             "a tool part (\"tool-bash\") in a user message: kept as it came",
             "unknown AI SDK UI part type \"hologram\": kept as it came",
+            "a part without a type: kept as it came",
             "a \"file\" part without a `url`: kept as it came",
             "unknown AI SDK UI tool state \"output-paused\": read from the fields present",
             "unknown AI SDK UI tool state \"\": read from the fields present",
-            "message with unknown role Some(\"narrator\"); ignored",
+            "message with unknown role \"narrator\"; ignored",
             "a message that is not an object; ignored",
         ]
     );
@@ -283,6 +286,10 @@ fn unknown_parts_states_and_roles_are_kept_and_reported_once() {
     // The user message's tool part is not a call.
     assert!(matches!(&imp.messages[0].parts[1], Part::Other(_)));
     assert_eq!(imp.messages.len(), 2, "the narrator and the empty answer are left out");
+    // What is kept reads back from its JSON (what JS and a session file get).
+    for m in &imp.messages {
+        assert_eq!(&crate::message::parse_message(serde_json::to_value(m).unwrap()).unwrap(), m);
+    }
     assert_eq!(imp.stats.skipped, 2);
     assert_eq!(imp.stats.omitted.get("narrator"), Some(&1));
     assert_eq!(imp.stats.omitted.get("assistant (empty)"), Some(&1));
