@@ -8,7 +8,7 @@
 //! `compact_boundary` followed by its `isCompactSummary` line becomes our compaction (everything
 //! before it hidden, as Claude Code does).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -41,7 +41,7 @@ struct Entry<'a> {
     msg_id: Option<&'a str>,
 }
 
-impl Entry<'_> {
+impl<'a> Entry<'a> {
     fn is_message(&self) -> bool {
         matches!(self.kind, Kind::User | Kind::Assistant)
     }
@@ -51,7 +51,7 @@ impl Entry<'_> {
         self.is_message() || self.kind == Kind::Attachment
     }
 
-    fn content(&self) -> Option<&Value> {
+    fn content(&self) -> Option<&'a Value> {
         self.v.pointer("/message/content")
     }
 
@@ -261,7 +261,19 @@ fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
     }
     // Siblings that belong to the branch: results of parallel tool calls, later lines of a split
     // response.
-    let mut stack: Vec<usize> = (0..entries.len()).filter(|&i| selected[i]).collect();
+    let mut added: Vec<usize> = (0..entries.len()).filter(|&i| selected[i]).collect();
+    let mut warned = vec![false; entries.len()];
+    while !added.is_empty() {
+        take_along(entries, &children, &mut selected, added);
+        added = same_response_elsewhere(entries, side, &mut selected, &mut warned, b);
+    }
+    selected
+}
+
+/// Selects the results and the later lines of a split response that hang off the lines in `from`,
+/// and theirs in turn.
+fn take_along(entries: &[Entry], children: &HashMap<&str, Vec<usize>>, selected: &mut [bool], from: Vec<usize>) {
+    let mut stack = from;
     while let Some(i) = stack.pop() {
         let Some(u) = entries[i].uuid else { continue };
         for &c in children.get(u).map(Vec::as_slice).unwrap_or(&[]) {
@@ -276,7 +288,80 @@ fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
             }
         }
     }
-    selected
+}
+
+/// Lines the parentUuid chain misses although they belong to the branch: the later lines of a
+/// response on it (Claude Code writes the result of a parallel call, or a progress line, before
+/// the response's next `tool_use` and chains that line through it), and results of its calls
+/// wherever they hang. A line of a response on the branch that only repeats what the branch
+/// holds is a copy on another branch and stays out. Both are reported. Returns the lines added.
+fn same_response_elsewhere(
+    entries: &[Entry],
+    side: bool,
+    selected: &mut [bool],
+    warned: &mut [bool],
+    b: &mut Builder,
+) -> Vec<usize> {
+    let mut blocks: HashMap<&str, Vec<&Value>> = HashMap::new();
+    let mut calls: HashSet<&str> = HashSet::new();
+    let mut answered: HashSet<&str> = HashSet::new();
+    for (e, _) in entries.iter().zip(selected.iter()).filter(|(e, &s)| s && e.sidechain == side) {
+        match (e.kind, e.msg_id) {
+            (Kind::Assistant, Some(id)) => {
+                let own = blocks.entry(id).or_default();
+                own.extend(content_blocks(e));
+                calls.extend(block_ids(e, "tool_use", "id"));
+            }
+            (Kind::User, _) => answered.extend(block_ids(e, "tool_result", "tool_use_id")),
+            _ => {}
+        }
+    }
+    let mut added = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if selected[i] || warned[i] || e.sidechain != side {
+            continue;
+        }
+        if e.kind == Kind::Assistant {
+            let Some((id, own)) = e.msg_id.and_then(|id| blocks.get(id).map(|own| (id, own))) else { continue };
+            warned[i] = true;
+            if content_blocks(e).iter().all(|blk| own.contains(blk)) {
+                b.warn(e.line, format!("repeats lines of response {id:?} from another branch; left out"));
+            } else {
+                b.warn(
+                    e.line,
+                    format!("off the parentUuid chain, but part of response {id:?} on the branch; kept with it"),
+                );
+                added.push(i);
+            }
+        } else if e.only_results() {
+            let ids = block_ids(e, "tool_result", "tool_use_id");
+            if ids.iter().all(|id| calls.contains(id) && !answered.contains(id)) {
+                added.push(i);
+            }
+        }
+    }
+    for &i in &added {
+        selected[i] = true;
+    }
+    added
+}
+
+/// The content blocks of a line (a string content counts as one block).
+fn content_blocks<'a>(e: &Entry<'a>) -> Vec<&'a Value> {
+    match e.content() {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(v) => vec![v],
+        None => Vec::new(),
+    }
+}
+
+/// The `key` of the blocks of type `ty` in a line.
+fn block_ids<'a>(e: &Entry<'a>, ty: &str, key: &str) -> Vec<&'a str> {
+    content_blocks(e)
+        .into_iter()
+        .filter(|blk| str_field(blk, "type") == Some(ty))
+        .filter_map(|blk| str_field(blk, key))
+        .collect()
 }
 
 /// An attachment line: the text Claude Code gave the model (as a system reminder in a user

@@ -667,3 +667,49 @@ fn file_lists_fill_for_every_importers_tool_names() {
         assert!(read + modified > 0, "{format}: no file tracked ({by_format:?})");
     }
 }
+
+/// A transcript under `__test__/fixtures/transcripts/` (shared with the package's specs).
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/__test__/fixtures/transcripts/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn call_ids(msgs: &[crate::message::Message]) -> Vec<&str> {
+    msgs.iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::Tool(t) => Some(t.call_id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Claude Code chains the next `tool_use` of a response through a line the chain from the newest
+/// message does not pass (a progress line, the result of the response's first call): every line
+/// of a response on the branch is kept with its results; a copy on another branch is not.
+#[test]
+fn claude_code_keeps_every_line_of_a_response_on_the_branch() {
+    let imp = import_transcript(&fixture("claude-code-parallel-calls.jsonl"), None).unwrap();
+    let m = &imp.messages;
+    assert_eq!(m.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["u1", "a1", "a4", "a6"]);
+    assert_eq!(call_ids(m), ["toolu_A", "toolu_B", "toolu_C", "toolu_D"]);
+    assert_eq!(imp.stats.tool_calls, 4);
+    assert_eq!(unanswered(m), 0);
+    let ToolState::Completed { output, .. } = &tool_of(m, "toolu_B").state else { panic!() };
+    assert_eq!(output, "export const b = 2\n");
+    assert!(matches!(&tool_of(m, "toolu_C").state, ToolState::Error { .. }));
+    let ToolState::Completed { output, .. } = &tool_of(m, "toolu_D").state else { panic!() };
+    assert_eq!(output, "PASS b.test.ts");
+    let lines: Vec<(usize, &str)> = imp.warnings.iter().map(|w| (w.line, w.message.as_str())).collect();
+    assert_eq!(
+        lines,
+        [
+            (2, "repeats lines of response \"msg_01\" from another branch; left out"),
+            (6, "off the parentUuid chain, but part of response \"msg_01\" on the branch; kept with it"),
+            (11, "off the parentUuid chain, but part of response \"msg_02\" on the branch; kept with it"),
+        ]
+    );
+    assert_eq!(imp.stats.off_branch, 1, "the copy");
+    identity_holds(&imp);
+    let all: Vec<&crate::message::Message> = m.iter().collect();
+    check_all(&all, "parallel calls");
+}
