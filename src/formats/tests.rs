@@ -713,3 +713,32 @@ fn claude_code_keeps_every_line_of_a_response_on_the_branch() {
     let all: Vec<&crate::message::Message> = m.iter().collect();
     check_all(&all, "parallel calls");
 }
+
+/// Codex `view_image`: a `function_call_output` whose `output` is content items. The image is
+/// the result's attachment, never its base64 as text.
+#[test]
+fn codex_image_outputs_are_attachments_not_text() {
+    let imp = import_transcript(&fixture("codex-view-image.jsonl"), None).unwrap();
+    assert_eq!(imp.format, Codex);
+    let view = tool_of(&imp.messages, "call_view1");
+    let ToolState::Completed { output, attachments, .. } = &view.state else { panic!("{:?}", view.state) };
+    assert_eq!(output, "");
+    let files = attachments.as_ref().unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].mime, "image/png");
+    assert!(files[0].url.starts_with("data:image/png;base64,iVBORw0KGgo"));
+    let ToolState::Completed { output, attachments, .. } = &tool_of(&imp.messages, "call_rg1").state else { panic!() };
+    assert_eq!(output, "12:.header { display: flex; height: 0; }");
+    assert_eq!(attachments.as_ref().map(Vec::len), Some(1));
+    assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+    // An item of a kind not understood stays in the output as it came, reported.
+    let odd = fixture("codex-view-image.jsonl").replace(
+        r#"{"type": "input_text", "text": "12:"#,
+        r#"{"type": "audio", "data": "AAAA"}, {"type": "input_text", "text": "12:"#,
+    );
+    let imp = import_transcript(&odd, None).unwrap();
+    let ToolState::Completed { output, .. } = &tool_of(&imp.messages, "call_rg1").state else { panic!() };
+    assert!(output.starts_with(r#"{"data":"AAAA","type":"audio"}"#), "{output:?}");
+    assert_eq!(imp.warnings.len(), 1);
+    assert_eq!(imp.warnings[0].line, 8);
+}
