@@ -179,19 +179,7 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
                 assistant(e, mi, b);
             }
             Kind::Microcompact => {
-                // The results Claude Code cleared read as cleared for the model from here on.
-                let meta = e.v.get("microcompactMetadata");
-                let ids: Vec<&str> = meta
-                    .and_then(|m| m.get("compactedToolIds"))
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let found = b.clear_results(&ids, time.unwrap_or(0.0));
-                if found < ids.len() {
-                    b.warn(e.line, format!("microcompact_boundary names {} tool results; {found} found", ids.len()));
-                }
+                microcompact(e, time.unwrap_or(0.0), b);
                 b.omit("system:microcompact_boundary");
             }
             Kind::Attachment => attachment(e, time, b),
@@ -202,6 +190,54 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
         b.warn(0, "the last compact_boundary has no summary line; it was ignored");
     }
     Ok(())
+}
+
+/// What Claude Code counts an image as when it clears one (`tokensSaved` per image).
+const CLEARED_IMAGE_TOKENS: u64 = 2_000;
+
+/// A `microcompact_boundary`: what Claude Code cleared reads as cleared for the model from here
+/// on. It names the tool results it cleared; a boundary naming none cleared images, which it
+/// counts at 2,000 tokens each in `tokensSaved`. What cannot be matched is reported.
+fn microcompact(e: &Entry, at: f64, b: &mut Builder) {
+    let meta = e.v.get("microcompactMetadata").unwrap_or(&Value::Null);
+    let list = |key: &str| -> Vec<&str> {
+        meta.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
+    };
+    let ids = list("compactedToolIds");
+    if !ids.is_empty() {
+        let found = b.clear_results(&ids, at);
+        if found < ids.len() {
+            b.warn(e.line, format!("microcompact_boundary names {} tool results; {found} found", ids.len()));
+        }
+    } else {
+        let saved = meta.get("tokensSaved").and_then(Value::as_u64).unwrap_or(0);
+        if saved % CLEARED_IMAGE_TOKENS != 0 {
+            b.warn(
+                e.line,
+                format!(
+                    "microcompact_boundary names no tool result and saved {saved} tokens, not a whole number of images; nothing cleared"
+                ),
+            );
+        } else if saved > 0 {
+            let images = (saved / CLEARED_IMAGE_TOKENS) as usize;
+            let (cleared, held) = b.clear_media(images, at);
+            if held != images {
+                b.warn(
+                    e.line,
+                    format!(
+                        "microcompact_boundary cleared {images} images (tokensSaved {saved}); the context holds {held}: the oldest {cleared} cleared"
+                    ),
+                );
+            }
+        }
+    }
+    let attachments = list("clearedAttachmentUUIDs");
+    if !attachments.is_empty() {
+        b.warn(
+            e.line,
+            format!("microcompact_boundary clears {} attachments; they stay in the context", attachments.len()),
+        );
+    }
 }
 
 /// Marks the entries of the active branch.

@@ -742,3 +742,62 @@ fn codex_image_outputs_are_attachments_not_text() {
     assert_eq!(imp.warnings.len(), 1);
     assert_eq!(imp.warnings[0].line, 8);
 }
+
+fn files(msgs: &[crate::message::Message]) -> Vec<&crate::message::FilePart> {
+    msgs.iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::File(f) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Claude Code's `microcompact_boundary`: one naming tool results clears them, an error result
+/// included; one naming none cleared images (2,000 tokens each in `tokensSaved`), oldest first.
+#[test]
+fn claude_code_microcompact_boundaries_clear_errors_and_images() {
+    let text = fixture("claude-code-microcompact-images.jsonl");
+    let imp = import_transcript(&text, None).unwrap();
+    assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+    let m = &imp.messages;
+    let grep = tool_of(m, "toolu_grep");
+    assert!(
+        matches!(&grep.state, ToolState::Error { error, .. } if error.starts_with("Exit code 2")),
+        "kept as it came"
+    );
+    assert!(grep.is_pruned() && tool_of(m, "toolu_read").is_pruned());
+    assert_eq!(grep.state.cleared_text(), Some(crate::message::markers::PRUNED));
+    let images = files(m);
+    assert_eq!(images.len(), 2);
+    assert!(images.iter().all(|f| f.is_cleared() && f.url.starts_with("data:image/png;base64,")), "kept, marked");
+    let at = images[0].extra["compactedAt"].as_f64().unwrap();
+    assert_eq!(at, content::iso_ms("2026-01-20T14:08:00.000Z").unwrap());
+    // Cleared parts count as their markers, and the prune marks know what they freed.
+    let counter = crate::tokens::Counter {
+        tokenizer: crate::tokens::Tokenizer::Estimate,
+        image_tokens: 1200,
+        output_max_chars: None,
+    };
+    let c = counter.part(&Part::File(images[0].clone()));
+    assert_eq!(c.total, counter.text(&crate::message::markers::cleared("image/png", "file")));
+    assert_eq!(c.total + c.cleared, 1200);
+    assert_eq!(counter.media(&Part::File(images[0].clone())), 0);
+
+    // Fewer images than the boundary counts: the oldest go, and the mismatch is reported.
+    let one = import_transcript(&text.replace(r#""tokensSaved": 4000"#, r#""tokensSaved": 2000"#), None).unwrap();
+    let cleared: Vec<bool> = files(&one.messages).iter().map(|f| f.is_cleared()).collect();
+    assert_eq!(cleared, [true, false]);
+    let many = import_transcript(&text.replace(r#""tokensSaved": 4000"#, r#""tokensSaved": 6000"#), None).unwrap();
+    assert!(files(&many.messages).iter().all(|f| f.is_cleared()));
+    assert_eq!(many.warnings.len(), 1);
+    assert_eq!(many.warnings[0].line, 9);
+    assert_eq!(
+        many.warnings[0].message,
+        "microcompact_boundary cleared 3 images (tokensSaved 6000); the context holds 2: the oldest 2 cleared"
+    );
+    let odd = import_transcript(&text.replace(r#""tokensSaved": 4000"#, r#""tokensSaved": 1234"#), None).unwrap();
+    assert!(files(&odd.messages).iter().all(|f| !f.is_cleared()));
+    assert!(odd.warnings[0].message.contains("not a whole number of images"), "{:?}", odd.warnings);
+    identity_holds(&imp);
+}
