@@ -801,3 +801,120 @@ fn claude_code_microcompact_boundaries_clear_errors_and_images() {
     assert!(odd.warnings[0].message.contains("not a whole number of images"), "{:?}", odd.warnings);
     identity_holds(&imp);
 }
+
+fn reasonings(m: &crate::message::Message) -> Vec<&str> {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Reasoning(r) => Some(r.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A Gemini CLI saved chat (`Content[]`, the API's shape): thoughts are reasoning, calls pair with
+/// their responses (by id, else by name in order), a `<state_snapshot>` turn is a compaction.
+#[test]
+fn gemini_cli_saved_chats_read_as_content() {
+    let text = fixture("gemini-cli-saved-chat.json");
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.format, GeminiCli);
+    assert_eq!(imp.stats.records, 12);
+    assert_eq!(imp.stats.compactions, 1);
+    identity_holds(&imp);
+    let m = &imp.messages;
+    // The snapshot's request and summary come first; Gemini CLI's environment context is kept.
+    let order: Vec<Vec<&str>> = view(m).into_iter().map(|i| texts(&m[i])).collect();
+    assert_eq!(order.len(), m.len());
+    assert!(m[order_first(m)].compaction().is_some());
+    assert!(order[1][0].starts_with("<state_snapshot>") && order[1][0].contains("no new runtime dependencies"));
+    assert!(order[2][0].starts_with("This is the Gemini CLI."));
+    let ask = m.iter().find(|m| texts(m).first().is_some_and(|t| t.starts_with("パーサー"))).unwrap();
+    assert_eq!(ask.role, Role::User);
+    let read = m.iter().find(|m| !reasonings(m).is_empty()).unwrap();
+    assert_eq!(reasonings(read), ["**Reading the parser**\nI need the parser's entry point before writing tests."]);
+    assert_eq!(texts(read), ["I'll read the parser first."]);
+    let call = tool_of(m, "read_file-1772537000000-0");
+    assert_eq!(call.extra.get("thoughtSignature"), Some(&json!("CiQBcsjafKq3gGYB0Q==")));
+    assert!(matches!(&call.state, ToolState::Completed { output, .. } if output.starts_with("export function parse")));
+    // Calls without ids pair with the responses of the same name, in order.
+    let shell: Vec<&crate::message::ToolPart> = m
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::Tool(t) if t.tool == "run_shell_command" => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shell.len(), 2);
+    assert!(matches!(&shell[0].state, ToolState::Completed { output, .. } if output.contains("expected 4, got 3")));
+    assert!(matches!(&shell[1].state, ToolState::Error { error, .. } if error.contains("Missing script")));
+    assert_eq!(unanswered(m), 0);
+    assert_eq!(files(m).len(), 1);
+    // A part of a kind not read is kept as it came, reported.
+    assert!(m
+        .iter()
+        .flat_map(|m| &m.parts)
+        .any(|p| matches!(p, Part::Other(v) if v["type"] == "gemini-executableCode")));
+    assert_eq!(imp.warnings.len(), 1, "{:?}", imp.warnings);
+    assert!(imp.warnings[0].message.contains("`executableCode` part is kept"));
+    // The newer file shape, `{history, authType}`, reads the same.
+    let wrapped = format!("{{\"history\": {text}, \"authType\": \"oauth-personal\"}}");
+    let again = import_transcript(&wrapped, None).unwrap();
+    assert_eq!((again.format, again.messages), (GeminiCli, imp.messages.clone()));
+    assert_eq!(import_transcript(&text, Some(GeminiCli)).unwrap(), imp);
+    let all: Vec<&crate::message::Message> = m.iter().collect();
+    check_all(&all, "gemini saved chat");
+}
+
+fn order_first(m: &[crate::message::Message]) -> usize {
+    view(m)[0]
+}
+
+/// Gemini CLI's JSONL session: a record repeating an id replaces the message, `$rewindTo` drops
+/// from that message on, `$set` is metadata.
+#[test]
+fn gemini_cli_jsonl_sessions_replay_updates_and_rewinds() {
+    let imp = import_transcript(&fixture("gemini-cli-session.jsonl"), None).unwrap();
+    assert_eq!(imp.format, GeminiCli);
+    assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+    let m = &imp.messages;
+    assert_eq!(m.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["m1", "m2", "m5", "m6"]);
+    assert_eq!(texts(&m[1]), ["Two files: a.txt and b.txt."], "the later record of m2");
+    assert_eq!(m[1].tokens.as_ref().unwrap().total, Some(5260));
+    assert!(matches!(&tool_of(m, "list_directory-1772614860000-0").state, ToolState::Completed { .. }));
+    for key in ["session metadata", "$set", "$rewindTo"] {
+        assert_eq!(imp.stats.omitted.get(key), Some(&1), "{key}: {:?}", imp.stats.omitted);
+    }
+    assert_eq!(imp.stats.omitted.get("info"), Some(&1));
+    identity_holds(&imp);
+}
+
+/// Detection never settles on a format that reads no message: another format that reads some is
+/// taken (and said so); when none does, the import fails with CF_UNKNOWN_FORMAT.
+#[test]
+fn detection_falls_back_when_the_detected_format_reads_nothing() {
+    // Looks like Kimi CLI (a `_usage` record) but is one Codex rollout.
+    let text = jsonl(&[
+        json!({"role": "_usage", "token_count": 10}),
+        json!({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}),
+    ]);
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.format, Codex);
+    assert_eq!(texts(&imp.messages[0]), ["hi"]);
+    assert_eq!(imp.warnings[0].line, 0);
+    assert!(imp.warnings[0].message.starts_with("read as codex: it looked like kimi-cli"), "{:?}", imp.warnings);
+    // Records no format reads.
+    let e = import_transcript(&jsonl(&[json!({"role": "robot", "content": "beep"})]), None).unwrap_err();
+    assert_eq!(e.code, crate::error::Code::UnknownFormat);
+    assert!(
+        e.message.starts_with(
+            "read as openai-chat, it gives no message (1 records; first warning, line 1: message with unknown role"
+        ),
+        "{}",
+        e.message
+    );
+    // An empty conversation is no error, and an explicit format reads as asked.
+    assert!(import_transcript("{\"messages\": []}", None).unwrap().messages.is_empty());
+    assert!(import_transcript(&text, Some(KimiCli)).unwrap().messages.is_empty());
+}
