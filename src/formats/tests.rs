@@ -918,3 +918,35 @@ fn detection_falls_back_when_the_detected_format_reads_nothing() {
     assert!(import_transcript("{\"messages\": []}", None).unwrap().messages.is_empty());
     assert!(import_transcript(&text, Some(KimiCli)).unwrap().messages.is_empty());
 }
+
+/// OpenHands V1: an action's `reasoning_content`, `thinking_blocks` and
+/// `responses_reasoning_item` are the answer's reasoning, each text once.
+#[test]
+fn openhands_v1_keeps_reasoning() {
+    let imp = import_transcript(&fixture("openhands-v1-reasoning.json"), None).unwrap();
+    assert_eq!(imp.format, OpenHands);
+    let m = &imp.messages;
+    let by_id = |id: &str| m.iter().find(|m| m.id == id).unwrap();
+    assert_eq!(
+        reasonings(by_id("a1")),
+        ["I should reproduce the failure before changing anything; running only the failing test keeps the output short."]
+    );
+    assert_eq!(texts(by_id("a1")), ["Running the failing test first."]);
+    assert_eq!(call_ids(std::slice::from_ref(by_id("a1"))), ["call_1", "call_2"], "one response");
+    let a3 = by_id("a3");
+    let r3 = reasonings(a3);
+    assert_eq!(r3.len(), 1, "thinking block and reasoning_content are the same text");
+    assert!(r3[0].ends_with("先看一下 handler 的实现。"));
+    let Part::Reasoning(first) = &a3.parts[0] else { panic!("{:?}", a3.parts[0]) };
+    assert_eq!(first.extra.get("signature"), Some(&json!("EqQBCkgIBxABGAIiQL3s")));
+    assert!(a3.parts.iter().any(|p| matches!(p, Part::Other(v) if v["type"] == "redacted_thinking")));
+    let a4 = by_id("a4");
+    assert_eq!(
+        reasonings(a4),
+        ["**Verifying the fix**\n\nget_user now returns None for unknown ids; rerunning the suite."]
+    );
+    let Part::Reasoning(r) = &a4.parts[0] else { panic!() };
+    assert_eq!(r.extra.get("encrypted_content"), Some(&json!("gAAAAABo_x1")));
+    assert_eq!(reasonings(by_id("m2")), ["The suite is green; summarize the change for the user."]);
+    identity_holds(&imp);
+}
