@@ -950,3 +950,45 @@ fn openhands_v1_keeps_reasoning() {
     assert_eq!(reasonings(by_id("m2")), ["The suite is green; summarize the change for the user."]);
     identity_holds(&imp);
 }
+
+/// Kimi CLI's `_usage` records (the context size before and after each step) are the usage of the
+/// answer between them; `_system_prompt` is the system message.
+#[test]
+fn kimi_cli_usage_records_are_the_answers_usage() {
+    let imp = import_transcript(&fixture("kimi-cli-usage.jsonl"), None).unwrap();
+    assert_eq!(imp.format, KimiCli);
+    let m = &imp.messages;
+    assert_eq!(m[0].role, Role::System);
+    assert!(texts(&m[0])[0].starts_with("You are Kimi CLI"));
+    let usage: Vec<(u64, u64, Option<u64>)> =
+        m.iter().filter_map(|m| m.tokens.as_ref()).map(|u| (u.input, u.output, u.total)).collect();
+    assert_eq!(usage, [(3120, 65, Some(3185)), (3790, 32, Some(3822))]);
+    assert_eq!(imp.stats.omitted.get("_checkpoint"), Some(&3));
+    identity_holds(&imp);
+    // The corpus file: the last answer reports the last context size the file recorded.
+    let text = read("kimi-cli/sklearn-26323-context-main.jsonl");
+    let last = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["role"] == "_usage")
+        .last()
+        .unwrap();
+    let imp = import_case(CASES.iter().find(|c| c.path == "kimi-cli/sklearn-26323-context-main.jsonl").unwrap());
+    let answer = imp.messages.iter().rev().find(|m| m.role == Role::Assistant).unwrap();
+    assert_eq!(answer.tokens.as_ref().unwrap().total, last["token_count"].as_u64());
+    let with_usage = imp.messages.iter().filter(|m| m.tokens.is_some()).count();
+    assert_eq!(with_usage, imp.messages.iter().filter(|m| m.role == Role::Assistant).count());
+}
+
+/// Copilot CLI: without `assistant.usage` (not always written), the context size recorded after an
+/// answer (`currentTokens` of `session.usage_info`, `session.shutdown`) is its usage.
+#[test]
+fn copilot_cli_recorded_context_sizes_are_usage() {
+    let imp = import_transcript(&fixture("copilot-cli-usage.jsonl"), None).unwrap();
+    assert_eq!(imp.format, CopilotCli);
+    let usage: Vec<(&str, Option<u64>)> =
+        imp.messages.iter().filter_map(|m| m.tokens.as_ref().map(|u| (m.id.as_str(), u.total))).collect();
+    assert_eq!(usage, [("m1", Some(18412)), ("m2", Some(18498))]);
+    assert_eq!(imp.stats.usage.as_ref().unwrap().input, 36700);
+    identity_holds(&imp);
+}
