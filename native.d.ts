@@ -766,7 +766,12 @@ export interface TextPart { type: 'text'; id: string; text: string; synthetic?: 
 
 export interface ReasoningPart { type: 'reasoning'; id: string; text: string; [key: string]: unknown }
 
-export interface FilePart { type: 'file'; id: string; mime: string; url: string; filename?: string; [key: string]: unknown }
+export interface FilePart {
+  type: 'file'; id: string; mime: string; url: string; filename?: string
+  /** Cleared from the context by the agent that wrote an imported transcript (epoch ms): kept, but reads as `[Cleared <mime>: <filename>]`. */
+  compactedAt?: number
+  [key: string]: unknown
+}
 
 export interface ToolPart { type: 'tool'; id: string; callID: string; tool: string; state: ToolState; [key: string]: unknown }
 
@@ -798,7 +803,12 @@ export type ToolState =
       attachments?: Omit<FilePart, 'type'>[] | FilePart[]
       [key: string]: unknown
     }
-  | { status: 'error'; input: unknown; error: string; [key: string]: unknown }
+  | {
+      status: 'error'; input: unknown; error: string
+      /** Cleared from the context by the agent that wrote an imported transcript (epoch ms): kept, but reads as cleared. */
+      compactedAt?: number
+      [key: string]: unknown
+    }
 
 /** Options of `toModelMessages`: `ConvertFields`, with `format` typed so that the result type follows it. */
 export type ConvertOptions<F extends ModelFormat = ModelFormat> = Omit<ConvertFields, 'format'> & {
