@@ -197,28 +197,36 @@ fn item(line: usize, p: &Value, time: Option<f64>, b: &mut Builder, st: &mut Sta
         }
         Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output" | "tool_search_output") => {
             st.after_output = true;
-            let out = p.get("output").or_else(|| p.get("tools")).unwrap_or(&Value::Null);
-            let outcome = match out {
-                Value::Array(items) => {
-                    let (output, attachments) = output_items(line, items, b);
-                    Outcome::Ok { output, attachments }
-                }
-                Value::Object(o) if o.contains_key("content") => {
-                    let (output, attachments) = match &o["content"] {
-                        Value::Array(items) => output_items(line, items, b),
-                        other => (output_text(other), Vec::new()),
-                    };
-                    if o.get("success").and_then(Value::as_bool) == Some(false) {
-                        Outcome::Err(output)
-                    } else {
-                        Outcome::Ok { output, attachments }
-                    }
-                }
-                other => Outcome::text(output_text(other)),
+            // A tool search answers with the tool definitions it found: their JSON is the output.
+            let outcome = match (p.get("output"), p.get("tools")) {
+                (None, Some(tools)) => Outcome::text(output_text(tools)),
+                (out, _) => output(line, out.unwrap_or(&Value::Null), b),
             };
             b.result(line, call_id, None, outcome);
         }
         Some(_) | None => {}
+    }
+}
+
+/// A tool's output: text, content items, or `{content, success}`.
+fn output(line: usize, out: &Value, b: &mut Builder) -> Outcome {
+    match out {
+        Value::Array(items) => {
+            let (output, attachments) = output_items(line, items, b);
+            Outcome::Ok { output, attachments }
+        }
+        Value::Object(o) if o.contains_key("content") => {
+            let (output, attachments) = match &o["content"] {
+                Value::Array(items) => output_items(line, items, b),
+                other => (output_text(other), Vec::new()),
+            };
+            if o.get("success").and_then(Value::as_bool) == Some(false) {
+                Outcome::Err(output)
+            } else {
+                Outcome::Ok { output, attachments }
+            }
+        }
+        other => Outcome::text(output_text(other)),
     }
 }
 

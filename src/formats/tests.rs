@@ -992,3 +992,17 @@ fn copilot_cli_recorded_context_sizes_are_usage() {
     assert_eq!(imp.stats.usage.as_ref().unwrap().input, 36700);
     identity_holds(&imp);
 }
+
+/// The corpus file where Claude Code chained a parallel call through a progress line: every one
+/// of its 102 calls is on the branch (101 were, before lines of a response were kept wherever
+/// they hang), and the warning says where the line was taken from.
+#[test]
+fn claude_code_corpus_parallel_call_through_a_progress_line() {
+    let c = CASES.iter().find(|c| c.path == "claude-code/kimicli-7758c4c5-images-3mb.jsonl").unwrap();
+    let imp = import_case(c);
+    let on_branch: HashSet<&str> = call_ids(&imp.messages).into_iter().collect();
+    assert_eq!(on_branch.len(), c.tool_calls);
+    assert!(on_branch.contains("toolu_01YCqNwWUKUDgNGQp9smuhmB"));
+    let w: Vec<(usize, &str)> = imp.warnings.iter().map(|w| (w.line, w.message.as_str())).collect();
+    assert_eq!(w, [(26, "off the parentUuid chain, but part of response \"msg_01P57Cog45E44QFxt4K2yuEh\" on the branch; kept with it")]);
+}
