@@ -969,9 +969,9 @@ fn kimi_cli_usage_records_are_the_answers_usage() {
     let text = read("kimi-cli/sklearn-26323-context-main.jsonl");
     let last = text
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v["role"] == "_usage")
-        .last()
+        .find(|v| v["role"] == "_usage")
         .unwrap();
     let imp = import_case(CASES.iter().find(|c| c.path == "kimi-cli/sklearn-26323-context-main.jsonl").unwrap());
     let answer = imp.messages.iter().rev().find(|m| m.role == Role::Assistant).unwrap();
