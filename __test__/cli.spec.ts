@@ -674,6 +674,20 @@ describe('contextfold convert', () => {
     expect(arr.length).toBe(importTranscript(PI).messages.length)
   })
 
+  it('a Codex view_image result: its image counts as media, --strip-media leaves no base64 behind', async () => {
+    const file = join(ROOT, '__test__', 'fixtures', 'transcripts', 'codex-view-image.jsonl')
+    const report = await json(['inspect', file])
+    expect(report.breakdown.media).toBe(2 * 1200)
+    expect(report.breakdown.toolOutput).toBeLessThan(100)
+    const plain = await cli(['convert', file, '--to', 'openai'])
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toContain('data:image/png;base64,')
+    const stripped = await cli(['convert', file, '--to', 'openai', '--strip-media'])
+    expect(stripped.code).toBe(0)
+    expect(stripped.stdout).not.toContain('base64')
+    expect(stripped.stdout).toContain('[Attached image/png: file]')
+  })
+
   it('--out writes the file; --json reports it; --strip-media and --tool-output-max-chars apply', async () => {
     const out = join(dir, 'anthropic.json')
     const report = await json(['convert', CLAUDE, '--to', 'anthropic', '--out', out])
@@ -759,6 +773,30 @@ describe('errors and exit codes', () => {
     writeFileSync(empty, '{"messages": []}\n')
     const e = await json(['inspect', empty, '--format', 'openai-chat'])
     expect(e.messages).toEqual({ total: 0, context: 0 })
+  })
+
+  it('a transcript that reads as no message: 3; a Gemini CLI saved chat reads, detected or with --format gemini-cli', async () => {
+    const chat = join(ROOT, '__test__', 'fixtures', 'transcripts', 'gemini-cli-saved-chat.json')
+    const detected = await json(['inspect', chat])
+    expect(detected.format).toBe('gemini-cli')
+    expect(detected.messages.total).toBe(importTranscript(chat).messages.length)
+    expect(detected.compactions).toBe(1)
+    expect((await json(['inspect', chat, '--format', 'gemini-cli'])).messages).toEqual(detected.messages)
+    const wrong = await cli(['inspect', chat, '--format', 'openai-chat'])
+    expect(wrong.code).toBe(3)
+    expect(wrong.stderr).toContain('it reads as gemini-cli')
+    // Records no format reads, and a detected transcript with no message.
+    const unread = join(dir, 'unread-chat.json')
+    writeFileSync(unread, JSON.stringify([{ role: 'robot', content: 'beep' }, { role: 'robot', content: 'boop' }]))
+    const u = await json(['inspect', unread], 3)
+    expect(u.error.code).toBe('CF_UNKNOWN_FORMAT')
+    expect(u.error.message).toContain('it gives no message (2 records')
+    const noise = join(dir, 'noise-only.jsonl')
+    writeFileSync(noise, JSON.stringify({ type: 'file-history-snapshot', messageId: 'x', snapshot: {} }) + '\n')
+    const n = await cli(['convert', noise, '--to', 'openai'])
+    expect(n.code).toBe(3)
+    expect(n.stderr).toContain('read as claude-code, it holds no messages (--format claude-code reads it as an empty conversation)')
+    expect((await json(['inspect', noise, '--format', 'claude-code'])).messages).toEqual({ total: 0, context: 0 })
   })
 
   it('bad usage: 2', async () => {

@@ -216,3 +216,80 @@ describe('toModelMessages formats', () => {
     expect(() => s.toModelMessages({ format: 'gemini' as any })).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
   })
 })
+
+// Shapes the corpus lacks, as other agents write them (`__test__/fixtures/transcripts/`).
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), 'fixtures', 'transcripts')
+const fixture = (file: string) => join(FIXTURES, file)
+const tools = (msgs: Message[]) => msgs.flatMap((m) => m.parts.filter((p): p is Extract<typeof p, { type: 'tool' }> => p.type === 'tool'))
+
+describe('importTranscript on shapes the corpus lacks', () => {
+  it('claude-code: parallel calls chained through a result or a progress line stay, with their results', () => {
+    const r = importTranscript(fixture('claude-code-parallel-calls.jsonl'))
+    expect(tools(r.messages).map((t) => [t.callID, t.state.status])).toEqual([
+      ['toolu_A', 'completed'],
+      ['toolu_B', 'completed'],
+      ['toolu_C', 'error'],
+      ['toolu_D', 'completed'],
+    ])
+    expect(r.stats.toolCalls).toBe(4)
+    expect(r.warnings.map((w) => w.line)).toEqual([2, 6, 11])
+  })
+
+  it('codex: a view_image output is an image attachment: media, stripped by stripMedia, never base64 text', () => {
+    const r = importTranscript(fixture('codex-view-image.jsonl'))
+    const view = tools(r.messages).find((t) => t.callID === 'call_view1')!
+    expect(view.state).toMatchObject({ status: 'completed', output: '', attachments: [{ mime: 'image/png' }] })
+    const s = Session.fromMessages(r.messages, { model: MODEL, tokenizer: 'o200k' })
+    expect(s.breakdown().media).toBe(2 * 1200)
+    expect(s.breakdown().toolOutput).toBeLessThan(100)
+    const stripped = JSON.stringify(s.toModelMessages({ format: 'openai', stripMedia: true }))
+    expect(stripped).not.toContain('base64')
+    expect(stripped).toContain('[Attached image/png: file]')
+    const anthropic = s.toModelMessages({ format: 'anthropic' })
+    const images = anthropic.messages.flatMap((m) => m.content).flatMap((b: any) => (b.type === 'tool_result' ? b.content : [])).filter((b: any) => b.type === 'image')
+    expect(images.length).toBe(2)
+  })
+
+  it('claude-code: microcompact boundaries clear images and error results from the context and the output', () => {
+    const r = importTranscript(fixture('claude-code-microcompact-images.jsonl'))
+    expect(r.warnings).toEqual([])
+    const files = r.messages.flatMap((m) => m.parts.filter((p) => p.type === 'file'))
+    expect(files.length).toBe(2)
+    expect(files.every((f) => typeof f.compactedAt === 'number' && String(f.url).startsWith('data:image/png'))).toBe(true)
+    const s = Session.fromMessages(r.messages, { model: MODEL, tokenizer: 'o200k' })
+    expect(s.breakdown().media).toBe(0)
+    const req = s.toModelMessages({ format: 'anthropic', cacheBreakpoints: false })
+    const blocks = req.messages.flatMap((m) => m.content) as any[]
+    expect(blocks.some((b) => b.type === 'image')).toBe(false)
+    expect(blocks.filter((b) => b.type === 'text' && b.text === '[Cleared image/png: file]').length).toBe(2)
+    const grep = blocks.find((b) => b.type === 'tool_result' && b.tool_use_id === 'toolu_grep')
+    expect(grep).toMatchObject({ is_error: true, content: [{ type: 'text', text: '[Old tool result content cleared]' }] })
+  })
+
+  it('gemini-cli: a saved chat (Content[]) is detected and read, its state snapshot a compaction', () => {
+    const r = importTranscript(fixture('gemini-cli-saved-chat.json'))
+    expect(r.format).toBe('gemini-cli')
+    expect(r.stats.compactions).toBe(1)
+    expect(importTranscript(fixture('gemini-cli-saved-chat.json'), { format: 'gemini-cli' })).toEqual(r)
+    const visible = filterCompacted(r.messages)
+    expect(visible[1]).toMatchObject({ role: 'assistant', summary: true })
+    expect(visible.length).toBe(r.messages.length)
+    expect(tools(r.messages).every((t) => t.state.status === 'completed' || t.state.status === 'error')).toBe(true)
+    expect(importTranscript(fixture('gemini-cli-session.jsonl')).messages.map((m) => m.id)).toEqual(['m1', 'm2', 'm5', 'm6'])
+  })
+
+  it('openhands: reasoning_content is reasoning', () => {
+    const r = importTranscript(fixture('openhands-v1-reasoning.json'))
+    const reasoning = r.messages.flatMap((m) => m.parts.filter((p) => p.type === 'reasoning'))
+    expect(reasoning.length).toBe(4)
+  })
+
+  it.each([
+    ['kimi-cli-usage.jsonl', 3822],
+    ['copilot-cli-usage.jsonl', 18498],
+  ])('%s: the usage the agent recorded is what the session counts', (file, recorded) => {
+    const r = importTranscript(fixture(file))
+    const s = Session.fromMessages(r.messages, { model: MODEL, tokenizer: 'o200k' })
+    expect(s.usage()).toMatchObject({ tokens: recorded, source: 'usage' })
+  })
+})

@@ -181,6 +181,9 @@ impl<'a> Restorer<'a, '_> {
             Part::Reasoning(r) => {
                 object(r.extra.get(PART), &[("type", "reasoning")], vec![("text", text(r.text.as_str()))])
             }
+            Part::File(f) if f.is_cleared() => {
+                Json::Obj(vec![("type", text("text")), ("text", text(markers::cleared(&f.mime, f.display_name())))])
+            }
             Part::File(f) if self.opts.strip_media && is_media(&f.mime) => {
                 Json::Obj(vec![("type", text("text")), ("text", text(markers::attached(&f.mime, f.display_name())))])
             }
@@ -237,6 +240,9 @@ impl<'a> Restorer<'a, '_> {
                     Some(o) if matches!(cut, Cow::Borrowed(_)) && !stripped => Json::Ref(o),
                     _ => plain("text", cut),
                 }
+            }
+            ToolState::Error { .. } if t.is_pruned() => {
+                plain("error-text", Cow::Borrowed(t.state.cleared_text().unwrap_or(markers::PRUNED)))
             }
             ToolState::Error { error, .. } => match reads(Err(error)) {
                 Some(o) => Json::Ref(o),

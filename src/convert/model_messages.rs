@@ -216,7 +216,9 @@ fn system(m: &Message, out: &mut Vec<ModelMessage<'_>>) {
 }
 
 fn file<'a>(f: &'a FilePart, opts: &ConvertOptions) -> UserContent<'a> {
-    if opts.strip_media && is_media(&f.mime) {
+    if f.is_cleared() {
+        UserContent::Text { text: Cow::Owned(markers::cleared(&f.mime, f.display_name())) }
+    } else if opts.strip_media && is_media(&f.mime) {
         UserContent::Text { text: Cow::Owned(markers::attached(&f.mime, f.display_name())) }
     } else if f.mime.starts_with("image/") {
         UserContent::Image { image: &f.url, media_type: &f.mime }
@@ -310,7 +312,9 @@ fn tool_output<'a>(t: &'a ToolPart, opts: &ConvertOptions) -> ToolOutput<'a> {
         ToolState::Pending { .. } | ToolState::Running { .. } => {
             ToolOutput::ErrorText { value: Cow::Borrowed(markers::INTERRUPTED) }
         }
-        ToolState::Error { error, .. } => ToolOutput::ErrorText { value: Cow::Borrowed(error) },
+        ToolState::Error { error, .. } => {
+            ToolOutput::ErrorText { value: Cow::Borrowed(t.state.cleared_text().unwrap_or(error)) }
+        }
         ToolState::Completed { compacted_at: Some(_), .. } => {
             ToolOutput::Text { value: Cow::Borrowed(t.state.cleared_text().unwrap_or(markers::PRUNED)) }
         }

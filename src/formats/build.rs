@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::{Format, ImportStats, Imported, Warning};
 use crate::message::{
-    other_fields, usage_from_provider, CompactionPart, FilePart, Message, MessageError, ModelRef, Part, ReasoningPart,
-    Role, TextPart, Time, ToolPart, ToolState, Usage,
+    is_media, other_fields, usage_from_provider, CompactionPart, FilePart, Message, MessageError, ModelRef, Part,
+    ReasoningPart, Role, TextPart, Time, ToolPart, ToolState, Usage,
 };
 
 /// What a tool call came back with.
@@ -190,23 +190,50 @@ impl Builder {
             .or_default() += 1;
     }
 
-    /// Marks the completed results of these calls as cleared by the source agent at `at` (epoch
-    /// ms), as a prune would; returns how many were found.
+    /// Marks the results of these calls as cleared by the source agent at `at` (epoch ms), as a
+    /// prune would (an error result too: it reads as cleared, and keeps its status); returns how
+    /// many were found.
     pub fn clear_results(&mut self, call_ids: &[&str], at: f64) -> usize {
         let mut n = 0;
         for m in &mut self.messages {
             for p in &mut m.parts {
-                if let Part::Tool(t) = p {
-                    if call_ids.contains(&t.call_id.as_str()) {
-                        if let ToolState::Completed { compacted_at, .. } = &mut t.state {
-                            *compacted_at = Some(at);
-                            n += 1;
-                        }
-                    }
+                let Part::Tool(t) = p else { continue };
+                if !call_ids.contains(&t.call_id.as_str()) {
+                    continue;
                 }
+                match &mut t.state {
+                    ToolState::Completed { compacted_at, .. } => {
+                        compacted_at.get_or_insert(at);
+                    }
+                    ToolState::Error { extra, .. } => {
+                        extra.entry("compactedAt").or_insert(Value::from(at));
+                    }
+                    ToolState::Pending { .. } | ToolState::Running { .. } => continue,
+                }
+                n += 1;
             }
         }
         n
+    }
+
+    /// Marks the oldest `limit` images and PDFs still in the context (after the newest summary)
+    /// as cleared by the source agent at `at`; returns how many it cleared and how many the
+    /// context held.
+    pub fn clear_media(&mut self, limit: usize, at: f64) -> (usize, usize) {
+        let start = self.messages.iter().rposition(|m| m.summary == Some(true)).map_or(0, |i| i + 1);
+        let mut files: Vec<&mut FilePart> = self.messages[start..]
+            .iter_mut()
+            .flat_map(|m| &mut m.parts)
+            .filter_map(|p| match p {
+                Part::File(f) if is_media(&f.mime) && !f.is_cleared() => Some(f),
+                _ => None,
+            })
+            .collect();
+        let held = files.len();
+        for f in files.iter_mut().take(limit) {
+            f.extra.insert("compactedAt".into(), Value::from(at));
+        }
+        (held.min(limit), held)
     }
 
     pub fn merged(&mut self) {

@@ -8,7 +8,7 @@
 //! `compact_boundary` followed by its `isCompactSummary` line becomes our compaction (everything
 //! before it hidden, as Claude Code does).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
@@ -41,7 +41,7 @@ struct Entry<'a> {
     msg_id: Option<&'a str>,
 }
 
-impl Entry<'_> {
+impl<'a> Entry<'a> {
     fn is_message(&self) -> bool {
         matches!(self.kind, Kind::User | Kind::Assistant)
     }
@@ -51,7 +51,7 @@ impl Entry<'_> {
         self.is_message() || self.kind == Kind::Attachment
     }
 
-    fn content(&self) -> Option<&Value> {
+    fn content(&self) -> Option<&'a Value> {
         self.v.pointer("/message/content")
     }
 
@@ -179,19 +179,7 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
                 assistant(e, mi, b);
             }
             Kind::Microcompact => {
-                // The results Claude Code cleared read as cleared for the model from here on.
-                let meta = e.v.get("microcompactMetadata");
-                let ids: Vec<&str> = meta
-                    .and_then(|m| m.get("compactedToolIds"))
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
-                let found = b.clear_results(&ids, time.unwrap_or(0.0));
-                if found < ids.len() {
-                    b.warn(e.line, format!("microcompact_boundary names {} tool results; {found} found", ids.len()));
-                }
+                microcompact(e, time.unwrap_or(0.0), b);
                 b.omit("system:microcompact_boundary");
             }
             Kind::Attachment => attachment(e, time, b),
@@ -202,6 +190,54 @@ pub fn import(records: &[Record], b: &mut Builder, aborted: &dyn Fn() -> bool) -
         b.warn(0, "the last compact_boundary has no summary line; it was ignored");
     }
     Ok(())
+}
+
+/// What Claude Code counts an image as when it clears one (`tokensSaved` per image).
+const CLEARED_IMAGE_TOKENS: u64 = 2_000;
+
+/// A `microcompact_boundary`: what Claude Code cleared reads as cleared for the model from here
+/// on. It names the tool results it cleared; a boundary naming none cleared images, which it
+/// counts at 2,000 tokens each in `tokensSaved`. What cannot be matched is reported.
+fn microcompact(e: &Entry, at: f64, b: &mut Builder) {
+    let meta = e.v.get("microcompactMetadata").unwrap_or(&Value::Null);
+    let list = |key: &str| -> Vec<&str> {
+        meta.get(key).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect()
+    };
+    let ids = list("compactedToolIds");
+    if !ids.is_empty() {
+        let found = b.clear_results(&ids, at);
+        if found < ids.len() {
+            b.warn(e.line, format!("microcompact_boundary names {} tool results; {found} found", ids.len()));
+        }
+    } else {
+        let saved = meta.get("tokensSaved").and_then(Value::as_u64).unwrap_or(0);
+        if saved % CLEARED_IMAGE_TOKENS != 0 {
+            b.warn(
+                e.line,
+                format!(
+                    "microcompact_boundary names no tool result and saved {saved} tokens, not a whole number of images; nothing cleared"
+                ),
+            );
+        } else if saved > 0 {
+            let images = (saved / CLEARED_IMAGE_TOKENS) as usize;
+            let (cleared, held) = b.clear_media(images, at);
+            if held != images {
+                b.warn(
+                    e.line,
+                    format!(
+                        "microcompact_boundary cleared {images} images (tokensSaved {saved}); the context holds {held}: the oldest {cleared} cleared"
+                    ),
+                );
+            }
+        }
+    }
+    let attachments = list("clearedAttachmentUUIDs");
+    if !attachments.is_empty() {
+        b.warn(
+            e.line,
+            format!("microcompact_boundary clears {} attachments; they stay in the context", attachments.len()),
+        );
+    }
 }
 
 /// Marks the entries of the active branch.
@@ -261,7 +297,19 @@ fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
     }
     // Siblings that belong to the branch: results of parallel tool calls, later lines of a split
     // response.
-    let mut stack: Vec<usize> = (0..entries.len()).filter(|&i| selected[i]).collect();
+    let mut added: Vec<usize> = (0..entries.len()).filter(|&i| selected[i]).collect();
+    let mut warned = vec![false; entries.len()];
+    while !added.is_empty() {
+        take_along(entries, &children, &mut selected, added);
+        added = same_response_elsewhere(entries, side, &mut selected, &mut warned, b);
+    }
+    selected
+}
+
+/// Selects the results and the later lines of a split response that hang off the lines in `from`,
+/// and theirs in turn.
+fn take_along(entries: &[Entry], children: &HashMap<&str, Vec<usize>>, selected: &mut [bool], from: Vec<usize>) {
+    let mut stack = from;
     while let Some(i) = stack.pop() {
         let Some(u) = entries[i].uuid else { continue };
         for &c in children.get(u).map(Vec::as_slice).unwrap_or(&[]) {
@@ -276,7 +324,80 @@ fn active_branch(entries: &[Entry], b: &mut Builder) -> Vec<bool> {
             }
         }
     }
-    selected
+}
+
+/// Lines the parentUuid chain misses although they belong to the branch: the later lines of a
+/// response on it (Claude Code writes the result of a parallel call, or a progress line, before
+/// the response's next `tool_use` and chains that line through it), and results of its calls
+/// wherever they hang. A line of a response on the branch that only repeats what the branch
+/// holds is a copy on another branch and stays out. Both are reported. Returns the lines added.
+fn same_response_elsewhere(
+    entries: &[Entry],
+    side: bool,
+    selected: &mut [bool],
+    warned: &mut [bool],
+    b: &mut Builder,
+) -> Vec<usize> {
+    let mut blocks: HashMap<&str, Vec<&Value>> = HashMap::new();
+    let mut calls: HashSet<&str> = HashSet::new();
+    let mut answered: HashSet<&str> = HashSet::new();
+    for (e, _) in entries.iter().zip(selected.iter()).filter(|(e, &s)| s && e.sidechain == side) {
+        match (e.kind, e.msg_id) {
+            (Kind::Assistant, Some(id)) => {
+                let own = blocks.entry(id).or_default();
+                own.extend(content_blocks(e));
+                calls.extend(block_ids(e, "tool_use", "id"));
+            }
+            (Kind::User, _) => answered.extend(block_ids(e, "tool_result", "tool_use_id")),
+            _ => {}
+        }
+    }
+    let mut added = Vec::new();
+    for (i, e) in entries.iter().enumerate() {
+        if selected[i] || warned[i] || e.sidechain != side {
+            continue;
+        }
+        if e.kind == Kind::Assistant {
+            let Some((id, own)) = e.msg_id.and_then(|id| blocks.get(id).map(|own| (id, own))) else { continue };
+            warned[i] = true;
+            if content_blocks(e).iter().all(|blk| own.contains(blk)) {
+                b.warn(e.line, format!("repeats lines of response {id:?} from another branch; left out"));
+            } else {
+                b.warn(
+                    e.line,
+                    format!("off the parentUuid chain, but part of response {id:?} on the branch; kept with it"),
+                );
+                added.push(i);
+            }
+        } else if e.only_results() {
+            let ids = block_ids(e, "tool_result", "tool_use_id");
+            if ids.iter().all(|id| calls.contains(id) && !answered.contains(id)) {
+                added.push(i);
+            }
+        }
+    }
+    for &i in &added {
+        selected[i] = true;
+    }
+    added
+}
+
+/// The content blocks of a line (a string content counts as one block).
+fn content_blocks<'a>(e: &Entry<'a>) -> Vec<&'a Value> {
+    match e.content() {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(v) => vec![v],
+        None => Vec::new(),
+    }
+}
+
+/// The `key` of the blocks of type `ty` in a line.
+fn block_ids<'a>(e: &Entry<'a>, ty: &str, key: &str) -> Vec<&'a str> {
+    content_blocks(e)
+        .into_iter()
+        .filter(|blk| str_field(blk, "type") == Some(ty))
+        .filter_map(|blk| str_field(blk, key))
+        .collect()
 }
 
 /// An attachment line: the text Claude Code gave the model (as a system reminder in a user

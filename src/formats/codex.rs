@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use super::build::{count, error, model_ref, usage_openai, Builder, Outcome};
-use super::content::{data_url_mime, output_text, parse_args, str_field, text_of, time_of};
+use super::content::{data_url_mime, output_text, parse_args, str_field, stripped_image, text_of, time_of};
 use super::Record;
 use crate::message::{Message, Role};
 
@@ -197,31 +197,69 @@ fn item(line: usize, p: &Value, time: Option<f64>, b: &mut Builder, st: &mut Sta
         }
         Some("function_call_output" | "custom_tool_call_output" | "local_shell_call_output" | "tool_search_output") => {
             st.after_output = true;
-            let out = p.get("output").or_else(|| p.get("tools")).unwrap_or(&Value::Null);
-            let outcome = match out {
-                Value::Array(items) => {
-                    let mut attachments = Vec::new();
-                    for it in items {
-                        if str_field(it, "type") == Some("input_image") {
-                            let url = str_field(it, "image_url").unwrap_or("");
-                            let mime = data_url_mime(url).unwrap_or("image/png").to_string();
-                            attachments.push((mime, url.to_string()));
-                        }
-                    }
-                    Outcome::Ok { output: output_text(out), attachments }
-                }
-                Value::Object(o) if o.contains_key("content") => {
-                    let text = output_text(&o["content"]);
-                    if o.get("success").and_then(Value::as_bool) == Some(false) {
-                        Outcome::Err(text)
-                    } else {
-                        Outcome::text(text)
-                    }
-                }
-                other => Outcome::text(output_text(other)),
+            // A tool search answers with the tool definitions it found: their JSON is the output.
+            let outcome = match (p.get("output"), p.get("tools")) {
+                (None, Some(tools)) => Outcome::text(output_text(tools)),
+                (out, _) => output(line, out.unwrap_or(&Value::Null), b),
             };
             b.result(line, call_id, None, outcome);
         }
         Some(_) | None => {}
     }
+}
+
+/// A tool's output: text, content items, or `{content, success}`.
+fn output(line: usize, out: &Value, b: &mut Builder) -> Outcome {
+    match out {
+        Value::Array(items) => {
+            let (output, attachments) = output_items(line, items, b);
+            Outcome::Ok { output, attachments }
+        }
+        Value::Object(o) if o.contains_key("content") => {
+            let (output, attachments) = match &o["content"] {
+                Value::Array(items) => output_items(line, items, b),
+                other => (output_text(other), Vec::new()),
+            };
+            if o.get("success").and_then(Value::as_bool) == Some(false) {
+                Outcome::Err(output)
+            } else {
+                Outcome::Ok { output, attachments }
+            }
+        }
+        other => Outcome::text(output_text(other)),
+    }
+}
+
+/// A tool output given as content items (`view_image`, MCP results): text items are the output,
+/// images its attachments. An item of another kind stays in the output as its JSON, reported.
+fn output_items(line: usize, items: &[Value], b: &mut Builder) -> (String, Vec<(String, String)>) {
+    let mut texts = Vec::new();
+    let mut attachments = Vec::new();
+    for it in items {
+        match str_field(it, "type") {
+            Some("input_image") => {
+                let url = str_field(it, "image_url").unwrap_or("");
+                let mime = data_url_mime(url).unwrap_or("image/png").to_string();
+                if url.is_empty() {
+                    texts.push(stripped_image(&mime));
+                } else {
+                    attachments.push((mime, url.to_string()));
+                }
+            }
+            _ => match super::content::block_text(it) {
+                Some(t) => texts.push(t.to_string()),
+                None => {
+                    b.warn(
+                        line,
+                        format!(
+                            "a tool output item of type {:?} is kept as JSON text",
+                            str_field(it, "type").unwrap_or("")
+                        ),
+                    );
+                    texts.push(it.to_string());
+                }
+            },
+        }
+    }
+    (texts.join("\n"), attachments)
 }

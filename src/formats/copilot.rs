@@ -2,8 +2,9 @@
 //! `system.message`, `user.message` (its `transformedContent`: what the model received; the
 //! user's own `content` is kept as `userContent`) and `assistant.message` (text, reasoning,
 //! `toolRequests`, `outputTokens`); results from `tool.execution_complete`; notifications the
-//! model reads become user messages. `assistant.usage` gives the previous answer its usage;
-//! `session.shutdown`'s per-model totals become `stats.usage`.
+//! model reads become user messages. `assistant.usage` gives the previous answer its usage, else
+//! the context size recorded after it (`currentTokens` of `session.usage_info` or
+//! `session.shutdown`) does; `session.shutdown`'s per-model totals become `stats.usage`.
 
 use serde_json::{Map, Value};
 
@@ -68,7 +69,13 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 if total.input + total.output > 0 {
                     b.stats.usage = Some(total);
                 }
+                context_size(data, b);
                 b.omit("session.shutdown");
+            }
+            Some("session.usage_info") => {
+                if !context_size(data, b) {
+                    b.omit("session.usage_info");
+                }
             }
             Some("system.notification") => {
                 let mut m = b.message(str_field(v, "id"), Role::User, time);
@@ -125,5 +132,23 @@ pub fn import(records: &[Record], b: &mut Builder) {
             Some(other) => b.omit(other),
             None => b.warn(r.line, "a record without `type`; ignored"),
         }
+    }
+}
+
+/// The context size Copilot CLI recorded (`currentTokens` of `session.usage_info` and
+/// `session.shutdown`: system, tools and conversation), as the usage of the answer it follows
+/// when that answer has none of its own (`assistant.usage`, which is not always written); says
+/// whether it was taken.
+fn context_size(data: &Value, b: &mut Builder) -> bool {
+    let Some(n) = data.get("currentTokens").and_then(Value::as_f64).filter(|n| n.is_finite() && *n > 0.0) else {
+        return false;
+    };
+    match b.last_assistant() {
+        Some(mi) if b.messages[mi].tokens.is_none() => {
+            let n = n as u64;
+            b.messages[mi].tokens = Some(Usage { input: n, output: 0, total: Some(n), ..Usage::default() });
+            true
+        }
+        _ => false,
     }
 }

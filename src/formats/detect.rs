@@ -45,6 +45,9 @@ fn document(v: &Value) -> Option<Format> {
             if has(first, "kind") && has(first, "source") {
                 return Some(Format::OpenHands);
             }
+            if items.iter().all(is_gemini_content) {
+                return Some(Format::GeminiCli);
+            }
             if has(first, "role") && items.iter().any(is_ui_message) {
                 return Some(Format::AiSdkUi);
             }
@@ -59,6 +62,9 @@ fn document(v: &Value) -> Option<Format> {
         Value::Object(_) => {
             if has(v, "history") && has(v, "trajectory") {
                 return Some(Format::SweAgent);
+            }
+            if v.get("history").and_then(Value::as_array).is_some_and(|h| h.iter().all(is_gemini_content)) {
+                return Some(Format::GeminiCli);
             }
             let messages = v.get("messages").and_then(Value::as_array);
             if s(v, "trajectory_format").starts_with("mini-swe-agent")
@@ -110,6 +116,16 @@ fn is_ai_sdk(m: &Value) -> bool {
     has(m, "providerOptions") || m.get("content").and_then(Value::as_array).is_some_and(|c| c.iter().any(part))
 }
 
+/// Google's `Content` (a Gemini CLI saved chat): `role` `user` / `model` and `parts` without a
+/// `type` (`text`, `functionCall`, `functionResponse`, `inlineData`...), no `content`.
+fn is_gemini_content(m: &Value) -> bool {
+    matches!(s(m, "role"), "user" | "model" | "function")
+        && !has(m, "content")
+        && m.get("parts")
+            .and_then(Value::as_array)
+            .is_some_and(|parts| parts.iter().all(|p| p.is_object() && !has(p, "type")))
+}
+
 /// A UIMessage: `role` and an array of typed `parts` (`text`, `tool-<name>`, `step-start`...)
 /// instead of `content`. Google's `{ role, parts: [{ text }] }` has untyped parts and is not one.
 fn is_ui_message(m: &Value) -> bool {
@@ -130,6 +146,10 @@ fn line(v: &Value) -> Option<(Format, bool)> {
         return None;
     }
     let ty = s(v, "type");
+    // Gemini CLI's JSONL session: its metadata line, rewinds and metadata updates.
+    if (has(v, "sessionId") && has(v, "projectHash") && !has(v, "type")) || has(v, "$rewindTo") || has(v, "$set") {
+        return Some((Format::GeminiCli, true));
+    }
     if s(v, "_type") == "hive-mind-meta" {
         return Some((Format::ClaudeCode, true));
     }

@@ -179,7 +179,9 @@ impl Imported {
     }
 }
 
-/// Imports a transcript given as text. `format: None` detects it.
+/// Imports a transcript given as text. `format: None` detects it, and never settles on a format
+/// that reads no message from a transcript holding something (`CF_UNKNOWN_FORMAT` when no format
+/// reads one); an empty conversation imports as no message.
 pub fn import_transcript(text: &str, format: Option<Format>) -> Result<Imported> {
     import_transcript_with(text, format, &|| false)
 }
@@ -229,26 +231,79 @@ pub fn import_transcript_with(text: &str, format: Option<Format>, aborted: &dyn 
             },
         ));
     }
-    let format = match format {
-        Some(f) => f,
-        None => detect::detect(&records).ok_or_else(|| {
-            CfError::new(Code::UnknownFormat, "could not recognise the transcript format; pass `format` explicitly")
-        })?,
+    let Some(guess) = format.or_else(|| detect::detect(&records)) else {
+        return Err(CfError::new(
+            Code::UnknownFormat,
+            "could not recognise the transcript format; pass `format` explicitly",
+        ));
     };
+    let imported = import_as(guess, &records, warnings.clone(), aborted)?;
+    // An empty conversation reads as nothing; a transcript with records, or with values the
+    // format could not use, does not.
+    let understood = imported.stats.records == 0 && imported.warnings.len() == warnings.len();
+    if format.is_some() || !imported.messages.is_empty() || understood {
+        return Ok(imported);
+    }
+    // Detection never settles on a format that reads no message from such a transcript: the
+    // format that reads the most messages is taken instead, and said so.
+    let mut best: Option<Imported> = None;
+    for f in Format::ALL.into_iter().filter(|&f| f != guess) {
+        let Ok(other) = import_as(f, &records, warnings.clone(), aborted) else {
+            if aborted() {
+                return Err(CfError::aborted());
+            }
+            continue;
+        };
+        if other.messages.len() > best.as_ref().map_or(0, |b| b.messages.len()) {
+            best = Some(other);
+        }
+    }
+    match best {
+        Some(mut other) => {
+            let message = format!(
+                "read as {}: it looked like {}, which reads no message from it",
+                other.format.as_str(),
+                guess.as_str()
+            );
+            other.warnings.insert(0, Warning { line: 0, message });
+            Ok(other)
+        }
+        None => {
+            let first = imported.warnings.first().map(|w| format!("; first warning, line {}: {}", w.line, w.message));
+            Err(CfError::new(
+                Code::UnknownFormat,
+                format!(
+                    "read as {}, it gives no message ({} records{}), nor does any other format",
+                    guess.as_str(),
+                    imported.stats.records,
+                    first.unwrap_or_default()
+                ),
+            ))
+        }
+    }
+}
+
+/// Reads decoded records as `format`.
+fn import_as(
+    format: Format,
+    records: &[Record],
+    warnings: Vec<Warning>,
+    aborted: &dyn Fn() -> bool,
+) -> Result<Imported> {
     let mut b = build::Builder::new(format, warnings);
     match format {
-        Format::ClaudeCode => claude_code::import(&records, &mut b, aborted)?,
-        Format::Codex => codex::import(&records, &mut b),
-        Format::Pi => pi::import(&records, &mut b),
-        Format::Opencode => opencode::import(&records, &mut b),
-        Format::SweAgent => swe_agent::import_swe_agent(&records, &mut b),
-        Format::MiniSweAgent => swe_agent::import_mini(&records, &mut b),
-        Format::OpenHands => openhands::import(&records, &mut b),
-        Format::OpenAiChat | Format::KimiCli => openai_chat::import(&records, &mut b),
-        Format::CopilotCli => copilot::import(&records, &mut b),
-        Format::GeminiCli => gemini::import(&records, &mut b),
-        Format::AiSdk => ai_sdk::import(&records, &mut b),
-        Format::AiSdkUi => ai_sdk_ui::import(&records, &mut b),
+        Format::ClaudeCode => claude_code::import(records, &mut b, aborted)?,
+        Format::Codex => codex::import(records, &mut b),
+        Format::Pi => pi::import(records, &mut b),
+        Format::Opencode => opencode::import(records, &mut b),
+        Format::SweAgent => swe_agent::import_swe_agent(records, &mut b),
+        Format::MiniSweAgent => swe_agent::import_mini(records, &mut b),
+        Format::OpenHands => openhands::import(records, &mut b),
+        Format::OpenAiChat | Format::KimiCli => openai_chat::import(records, &mut b),
+        Format::CopilotCli => copilot::import(records, &mut b),
+        Format::GeminiCli => gemini::import(records, &mut b),
+        Format::AiSdk => ai_sdk::import(records, &mut b),
+        Format::AiSdkUi => ai_sdk_ui::import(records, &mut b),
     }
     if aborted() {
         return Err(CfError::aborted());

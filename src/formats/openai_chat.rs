@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::build::{chat_response, Builder, Outcome};
 use super::content::{block_text, data_url_mime, image_mime, parse_args, str_field, text_of, time_of, TEXT_BLOCKS};
 use super::Record;
-use crate::message::{Message, Role};
+use crate::message::{Message, Role, Usage};
 
 /// How actions are written when a message has no native `tool_calls`.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,22 +31,58 @@ pub struct Chat {
     waiting: Option<String>,
     /// Content types of no kind chat messages have, already reported.
     unknown: HashSet<String>,
+    /// Kimi CLI's context size (`_usage`) recorded since the last message: the next answer's input.
+    usage_before: Option<u64>,
+    /// The answer just read, and the context size before it.
+    answer: Option<(usize, Option<u64>)>,
 }
 
 impl Chat {
     pub fn new(actions: TextActions) -> Chat {
-        Chat { actions, waiting: None, unknown: HashSet::new() }
+        Chat { actions, waiting: None, unknown: HashSet::new(), usage_before: None, answer: None }
     }
 
-    /// Reads one message. Records of other kinds (`_checkpoint`, `_usage`) are ignored.
+    /// Kimi CLI's records that are not messages: `_system_prompt` (the system message),
+    /// `_usage` (the context size after each step: the answer before it reports its usage with
+    /// it), `_checkpoint`.
+    fn kimi_record(&mut self, line: usize, role: &str, v: &Value, b: &mut Builder) {
+        match role {
+            "_system_prompt" => {
+                b.record();
+                let mut m = b.message(None, Role::System, None);
+                Builder::text(&mut m, text_of(v.get("content").unwrap_or(&Value::Null)), false);
+                b.push_nonempty(m);
+            }
+            "_usage" => {
+                let Some(n) = v.get("token_count").and_then(Value::as_u64) else {
+                    b.warn(line, "a `_usage` record without a token count; ignored");
+                    return;
+                };
+                match self.answer.take() {
+                    Some((mi, before)) => {
+                        let input = before.filter(|&i| i <= n).unwrap_or(n);
+                        b.messages[mi].tokens =
+                            Some(Usage { input, output: n - input, total: Some(n), ..Usage::default() });
+                    }
+                    None => self.usage_before = Some(n),
+                }
+            }
+            other => b.omit(other),
+        }
+    }
+
+    /// Reads one message, or one of Kimi CLI's other records.
     pub fn message(&mut self, line: usize, v: &Value, b: &mut Builder) {
         let Some(role) = str_field(v, "role") else {
             b.warn(line, "a message without `role`; ignored");
             return;
         };
         if role.starts_with('_') {
+            self.kimi_record(line, role, v, b);
             return;
         }
+        let before = self.usage_before.take();
+        self.answer = None;
         b.record();
         let time = time_of(v.get("timestamp")).or_else(|| time_of(v.pointer("/extra/timestamp")));
         let waiting = self.waiting.take();
@@ -72,7 +108,10 @@ impl Chat {
                     }
                 }
             }
-            "assistant" => self.assistant(line, v, time, b),
+            "assistant" => {
+                let mi = self.assistant(line, v, time, b);
+                self.answer = Some((mi, before));
+            }
             "tool" | "function" => {
                 b.merged();
                 let ids: Vec<&str> = match v.get("tool_call_ids").and_then(Value::as_array) {
@@ -95,7 +134,8 @@ impl Chat {
         }
     }
 
-    fn assistant(&mut self, line: usize, v: &Value, time: Option<f64>, b: &mut Builder) {
+    /// Reads an assistant message; returns its index.
+    fn assistant(&mut self, line: usize, v: &Value, time: Option<f64>, b: &mut Builder) -> usize {
         let mut m = b.message(None, Role::Assistant, time);
         for key in ["reasoning_content", "reasoning"] {
             if let Some(r) = str_field(v, key) {
@@ -121,7 +161,7 @@ impl Chat {
             b.tool_call(mi, name, name, parse_args(f.get("arguments")));
         }
         if native {
-            return;
+            return mi;
         }
         let text = text_of(content);
         let action = match self.actions {
@@ -138,6 +178,7 @@ impl Chat {
             b.tool_call(mi, &id, &tool, input);
             self.waiting = Some(id);
         }
+        mi
     }
 }
 

@@ -62,24 +62,86 @@ fn event_id(e: &Value) -> Option<String> {
     }
 }
 
+/// The assistant message of model response `response`: the current one (its reasoning added when
+/// this event brings new), or a new one with `source`'s reasoning and `text`.
 fn assistant_for(
     b: &mut Builder,
     st: &mut State,
     response: Option<&str>,
-    text: &str,
+    (source, text): (&Value, &str),
     time: Option<f64>,
     id: Option<&str>,
 ) -> (usize, bool) {
     if let (Some(resp), Some((mi, prev))) = (response, &st.response) {
         if resp == prev && b.last_assistant() == Some(*mi) {
-            return (*mi, false);
+            let mi = *mi;
+            reasoning(&mut b.messages[mi], source);
+            return (mi, false);
         }
     }
     let mut m = b.message(id, Role::Assistant, time);
+    reasoning(&mut m, source);
     Builder::text(&mut m, text, false);
     let mi = b.push(m, true);
     st.response = response.map(|r| (mi, r.to_string()));
     (mi, true)
+}
+
+/// The reasoning an event or LLM message carries (`thinking_blocks` with their signatures,
+/// `reasoning_content`, an OpenAI Responses `responses_reasoning_item`), each text once per
+/// message. Redacted thinking is kept as it came.
+fn reasoning(m: &mut Message, source: &Value) {
+    let known = |m: &Message, text: &str| {
+        m.parts.iter().any(|p| matches!(p, crate::message::Part::Reasoning(r) if r.text.as_str() == text))
+    };
+    for blk in source.get("thinking_blocks").and_then(Value::as_array).into_iter().flatten() {
+        match (str_field(blk, "type"), str_field(blk, "thinking")) {
+            (Some("thinking"), Some(text)) if !known(m, text) => {
+                let mut extra = Map::new();
+                if let Some(sig) = blk.get("signature").filter(|s| !s.is_null()) {
+                    extra.insert("signature".into(), sig.clone());
+                }
+                Builder::reasoning(m, text, extra);
+            }
+            (Some("thinking"), _) => {}
+            _ => {
+                let kept = m.parts.iter().any(|p| {
+                    matches!(p, crate::message::Part::Other(v) if v.get("type") == blk.get("type") && v.get("data") == blk.get("data"))
+                });
+                if blk.is_object() && !kept {
+                    Builder::other(m, blk);
+                }
+            }
+        }
+    }
+    if let Some(text) = str_field(source, "reasoning_content").filter(|t| !t.trim().is_empty()) {
+        if !known(m, text) {
+            Builder::reasoning(m, text, Map::new());
+        }
+    }
+    if let Some(item) = source.get("responses_reasoning_item").filter(|i| i.is_object()) {
+        let lines = |key: &str| -> Vec<String> {
+            item.get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .map(text_of)
+                .filter(|t| !t.is_empty())
+                .collect()
+        };
+        let mut texts = lines("summary");
+        texts.extend(lines("content"));
+        let text = texts.join("\n\n");
+        if !text.is_empty() && !known(m, &text) {
+            let mut extra = Map::new();
+            for key in ["id", "encrypted_content"] {
+                if let Some(v) = item.get(key).filter(|v| !v.is_null()) {
+                    extra.insert(key.into(), v.clone());
+                }
+            }
+            Builder::reasoning(m, text, extra);
+        }
+    }
 }
 
 fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
@@ -118,7 +180,8 @@ fn v0(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                     .filter(|t| !t.is_empty())
                     .or_else(|| str_field(args, "thought").map(str::to_string))
                     .unwrap_or_default();
-                let (mi, fresh) = assistant_for(b, st, str_field(resp, "id"), &text, time, event_id(e).as_deref());
+                let (mi, fresh) =
+                    assistant_for(b, st, str_field(resp, "id"), (msg, &text), time, event_id(e).as_deref());
                 if fresh {
                     chat_response(&mut b.messages[mi], resp);
                 } else {
@@ -180,6 +243,9 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 _ => Role::User,
             };
             let mut m = b.message(event_id(e).as_deref(), role, time);
+            if role == Role::Assistant {
+                reasoning(&mut m, msg);
+            }
             content(&mut m, msg.get("content"));
             // Context the agent added to the message the model read (microagent knowledge, ...).
             for extra in e.get("extended_content").and_then(Value::as_array).into_iter().flatten() {
@@ -193,7 +259,7 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
         Some("ActionEvent") => {
             let thought = e.get("thought").map(text_of).unwrap_or_default();
             let id = event_id(e);
-            let (mi, fresh) = assistant_for(b, st, str_field(e, "llm_response_id"), &thought, time, id.as_deref());
+            let (mi, fresh) = assistant_for(b, st, str_field(e, "llm_response_id"), (e, &thought), time, id.as_deref());
             if !fresh {
                 b.merged();
             }

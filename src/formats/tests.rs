@@ -698,3 +698,342 @@ fn file_lists_fill_for_every_importers_tool_names() {
         assert!(read + modified > 0, "{format}: no file tracked ({by_format:?})");
     }
 }
+
+/// A transcript under `__test__/fixtures/transcripts/` (shared with the package's specs).
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(format!("{}/__test__/fixtures/transcripts/{name}", env!("CARGO_MANIFEST_DIR"))).unwrap()
+}
+
+fn call_ids(msgs: &[crate::message::Message]) -> Vec<&str> {
+    msgs.iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::Tool(t) => Some(t.call_id.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Claude Code chains the next `tool_use` of a response through a line the chain from the newest
+/// message does not pass (a progress line, the result of the response's first call): every line
+/// of a response on the branch is kept with its results; a copy on another branch is not.
+#[test]
+fn claude_code_keeps_every_line_of_a_response_on_the_branch() {
+    let imp = import_transcript(&fixture("claude-code-parallel-calls.jsonl"), None).unwrap();
+    let m = &imp.messages;
+    assert_eq!(m.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["u1", "a1", "a4", "a6"]);
+    assert_eq!(call_ids(m), ["toolu_A", "toolu_B", "toolu_C", "toolu_D"]);
+    assert_eq!(imp.stats.tool_calls, 4);
+    assert_eq!(unanswered(m), 0);
+    let ToolState::Completed { output, .. } = &tool_of(m, "toolu_B").state else { panic!() };
+    assert_eq!(output, "export const b = 2\n");
+    assert!(matches!(&tool_of(m, "toolu_C").state, ToolState::Error { .. }));
+    let ToolState::Completed { output, .. } = &tool_of(m, "toolu_D").state else { panic!() };
+    assert_eq!(output, "PASS b.test.ts");
+    let lines: Vec<(usize, &str)> = imp.warnings.iter().map(|w| (w.line, w.message.as_str())).collect();
+    assert_eq!(
+        lines,
+        [
+            (2, "repeats lines of response \"msg_01\" from another branch; left out"),
+            (6, "off the parentUuid chain, but part of response \"msg_01\" on the branch; kept with it"),
+            (11, "off the parentUuid chain, but part of response \"msg_02\" on the branch; kept with it"),
+        ]
+    );
+    assert_eq!(imp.stats.off_branch, 1, "the copy");
+    identity_holds(&imp);
+    let all: Vec<&crate::message::Message> = m.iter().collect();
+    check_all(&all, "parallel calls");
+}
+
+/// Codex `view_image`: a `function_call_output` whose `output` is content items. The image is
+/// the result's attachment, never its base64 as text.
+#[test]
+fn codex_image_outputs_are_attachments_not_text() {
+    let imp = import_transcript(&fixture("codex-view-image.jsonl"), None).unwrap();
+    assert_eq!(imp.format, Codex);
+    let view = tool_of(&imp.messages, "call_view1");
+    let ToolState::Completed { output, attachments, .. } = &view.state else { panic!("{:?}", view.state) };
+    assert_eq!(output, "");
+    let files = attachments.as_ref().unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].mime, "image/png");
+    assert!(files[0].url.starts_with("data:image/png;base64,iVBORw0KGgo"));
+    let ToolState::Completed { output, attachments, .. } = &tool_of(&imp.messages, "call_rg1").state else { panic!() };
+    assert_eq!(output, "12:.header { display: flex; height: 0; }");
+    assert_eq!(attachments.as_ref().map(Vec::len), Some(1));
+    assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+    // An item of a kind not understood stays in the output as it came, reported.
+    let odd = fixture("codex-view-image.jsonl").replace(
+        r#"{"type": "input_text", "text": "12:"#,
+        r#"{"type": "audio", "data": "AAAA"}, {"type": "input_text", "text": "12:"#,
+    );
+    let imp = import_transcript(&odd, None).unwrap();
+    let ToolState::Completed { output, .. } = &tool_of(&imp.messages, "call_rg1").state else { panic!() };
+    assert!(output.starts_with(r#"{"data":"AAAA","type":"audio"}"#), "{output:?}");
+    assert_eq!(imp.warnings.len(), 1);
+    assert_eq!(imp.warnings[0].line, 8);
+}
+
+fn files(msgs: &[crate::message::Message]) -> Vec<&crate::message::FilePart> {
+    msgs.iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::File(f) => Some(f),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Claude Code's `microcompact_boundary`: one naming tool results clears them, an error result
+/// included; one naming none cleared images (2,000 tokens each in `tokensSaved`), oldest first.
+#[test]
+fn claude_code_microcompact_boundaries_clear_errors_and_images() {
+    let text = fixture("claude-code-microcompact-images.jsonl");
+    let imp = import_transcript(&text, None).unwrap();
+    assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+    let m = &imp.messages;
+    let grep = tool_of(m, "toolu_grep");
+    assert!(
+        matches!(&grep.state, ToolState::Error { error, .. } if error.starts_with("Exit code 2")),
+        "kept as it came"
+    );
+    assert!(grep.is_pruned() && tool_of(m, "toolu_read").is_pruned());
+    assert_eq!(grep.state.cleared_text(), Some(crate::message::markers::PRUNED));
+    let images = files(m);
+    assert_eq!(images.len(), 2);
+    assert!(images.iter().all(|f| f.is_cleared() && f.url.starts_with("data:image/png;base64,")), "kept, marked");
+    let at = images[0].extra["compactedAt"].as_f64().unwrap();
+    assert_eq!(at, content::iso_ms("2026-01-20T14:08:00.000Z").unwrap());
+    // Cleared parts count as their markers, and the prune marks know what they freed.
+    let counter = crate::tokens::Counter {
+        tokenizer: crate::tokens::Tokenizer::Estimate,
+        image_tokens: 1200,
+        output_max_chars: None,
+    };
+    let c = counter.part(&Part::File(images[0].clone()));
+    assert_eq!(c.total, counter.text(&crate::message::markers::cleared("image/png", "file")));
+    assert_eq!(c.total + c.cleared, 1200);
+    assert_eq!(counter.media(&Part::File(images[0].clone())), 0);
+
+    // Fewer images than the boundary counts: the oldest go, and the mismatch is reported.
+    let one = import_transcript(&text.replace(r#""tokensSaved": 4000"#, r#""tokensSaved": 2000"#), None).unwrap();
+    let cleared: Vec<bool> = files(&one.messages).iter().map(|f| f.is_cleared()).collect();
+    assert_eq!(cleared, [true, false]);
+    let many = import_transcript(&text.replace(r#""tokensSaved": 4000"#, r#""tokensSaved": 6000"#), None).unwrap();
+    assert!(files(&many.messages).iter().all(|f| f.is_cleared()));
+    assert_eq!(many.warnings.len(), 1);
+    assert_eq!(many.warnings[0].line, 9);
+    assert_eq!(
+        many.warnings[0].message,
+        "microcompact_boundary cleared 3 images (tokensSaved 6000); the context holds 2: the oldest 2 cleared"
+    );
+    let odd = import_transcript(&text.replace(r#""tokensSaved": 4000"#, r#""tokensSaved": 1234"#), None).unwrap();
+    assert!(files(&odd.messages).iter().all(|f| !f.is_cleared()));
+    assert!(odd.warnings[0].message.contains("not a whole number of images"), "{:?}", odd.warnings);
+    identity_holds(&imp);
+}
+
+fn reasonings(m: &crate::message::Message) -> Vec<&str> {
+    m.parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Reasoning(r) => Some(r.text.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A Gemini CLI saved chat (`Content[]`, the API's shape): thoughts are reasoning, calls pair with
+/// their responses (by id, else by name in order), a `<state_snapshot>` turn is a compaction.
+#[test]
+fn gemini_cli_saved_chats_read_as_content() {
+    let text = fixture("gemini-cli-saved-chat.json");
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.format, GeminiCli);
+    assert_eq!(imp.stats.records, 12);
+    assert_eq!(imp.stats.compactions, 1);
+    identity_holds(&imp);
+    let m = &imp.messages;
+    // The snapshot's request and summary come first; Gemini CLI's environment context is kept.
+    let order: Vec<Vec<&str>> = view(m).into_iter().map(|i| texts(&m[i])).collect();
+    assert_eq!(order.len(), m.len());
+    assert!(m[order_first(m)].compaction().is_some());
+    assert!(order[1][0].starts_with("<state_snapshot>") && order[1][0].contains("no new runtime dependencies"));
+    assert!(order[2][0].starts_with("This is the Gemini CLI."));
+    let ask = m.iter().find(|m| texts(m).first().is_some_and(|t| t.starts_with("パーサー"))).unwrap();
+    assert_eq!(ask.role, Role::User);
+    let read = m.iter().find(|m| !reasonings(m).is_empty()).unwrap();
+    assert_eq!(reasonings(read), ["**Reading the parser**\nI need the parser's entry point before writing tests."]);
+    assert_eq!(texts(read), ["I'll read the parser first."]);
+    let call = tool_of(m, "read_file-1772537000000-0");
+    assert_eq!(call.extra.get("thoughtSignature"), Some(&json!("CiQBcsjafKq3gGYB0Q==")));
+    assert!(matches!(&call.state, ToolState::Completed { output, .. } if output.starts_with("export function parse")));
+    // Calls without ids pair with the responses of the same name, in order.
+    let shell: Vec<&crate::message::ToolPart> = m
+        .iter()
+        .flat_map(|m| &m.parts)
+        .filter_map(|p| match p {
+            Part::Tool(t) if t.tool == "run_shell_command" => Some(t),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(shell.len(), 2);
+    assert!(matches!(&shell[0].state, ToolState::Completed { output, .. } if output.contains("expected 4, got 3")));
+    assert!(matches!(&shell[1].state, ToolState::Error { error, .. } if error.contains("Missing script")));
+    assert_eq!(unanswered(m), 0);
+    assert_eq!(files(m).len(), 1);
+    // A part of a kind not read is kept as it came, reported.
+    assert!(m
+        .iter()
+        .flat_map(|m| &m.parts)
+        .any(|p| matches!(p, Part::Other(v) if v["type"] == "gemini-executableCode")));
+    assert_eq!(imp.warnings.len(), 1, "{:?}", imp.warnings);
+    assert!(imp.warnings[0].message.contains("`executableCode` part is kept"));
+    // The newer file shape, `{history, authType}`, reads the same.
+    let wrapped = format!("{{\"history\": {text}, \"authType\": \"oauth-personal\"}}");
+    let again = import_transcript(&wrapped, None).unwrap();
+    assert_eq!((again.format, again.messages), (GeminiCli, imp.messages.clone()));
+    assert_eq!(import_transcript(&text, Some(GeminiCli)).unwrap(), imp);
+    let all: Vec<&crate::message::Message> = m.iter().collect();
+    check_all(&all, "gemini saved chat");
+}
+
+fn order_first(m: &[crate::message::Message]) -> usize {
+    view(m)[0]
+}
+
+/// Gemini CLI's JSONL session: a record repeating an id replaces the message, `$rewindTo` drops
+/// from that message on, `$set` is metadata.
+#[test]
+fn gemini_cli_jsonl_sessions_replay_updates_and_rewinds() {
+    let imp = import_transcript(&fixture("gemini-cli-session.jsonl"), None).unwrap();
+    assert_eq!(imp.format, GeminiCli);
+    assert!(imp.warnings.is_empty(), "{:?}", imp.warnings);
+    let m = &imp.messages;
+    assert_eq!(m.iter().map(|m| m.id.as_str()).collect::<Vec<_>>(), ["m1", "m2", "m5", "m6"]);
+    assert_eq!(texts(&m[1]), ["Two files: a.txt and b.txt."], "the later record of m2");
+    assert_eq!(m[1].tokens.as_ref().unwrap().total, Some(5260));
+    assert!(matches!(&tool_of(m, "list_directory-1772614860000-0").state, ToolState::Completed { .. }));
+    for key in ["session metadata", "$set", "$rewindTo"] {
+        assert_eq!(imp.stats.omitted.get(key), Some(&1), "{key}: {:?}", imp.stats.omitted);
+    }
+    assert_eq!(imp.stats.omitted.get("info"), Some(&1));
+    identity_holds(&imp);
+}
+
+/// Detection never settles on a format that reads no message: another format that reads some is
+/// taken (and said so); when none does, the import fails with CF_UNKNOWN_FORMAT.
+#[test]
+fn detection_falls_back_when_the_detected_format_reads_nothing() {
+    // Looks like Kimi CLI (a `_usage` record) but is one Codex rollout.
+    let text = jsonl(&[
+        json!({"role": "_usage", "token_count": 10}),
+        json!({"timestamp": "2026-01-01T00:00:00Z", "type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}),
+    ]);
+    let imp = import_transcript(&text, None).unwrap();
+    assert_eq!(imp.format, Codex);
+    assert_eq!(texts(&imp.messages[0]), ["hi"]);
+    assert_eq!(imp.warnings[0].line, 0);
+    assert!(imp.warnings[0].message.starts_with("read as codex: it looked like kimi-cli"), "{:?}", imp.warnings);
+    // Records no format reads.
+    let e = import_transcript(&jsonl(&[json!({"role": "robot", "content": "beep"})]), None).unwrap_err();
+    assert_eq!(e.code, crate::error::Code::UnknownFormat);
+    assert!(
+        e.message.starts_with(
+            "read as openai-chat, it gives no message (1 records; first warning, line 1: message with unknown role"
+        ),
+        "{}",
+        e.message
+    );
+    // An empty conversation is no error, and an explicit format reads as asked.
+    assert!(import_transcript("{\"messages\": []}", None).unwrap().messages.is_empty());
+    assert!(import_transcript(&text, Some(KimiCli)).unwrap().messages.is_empty());
+}
+
+/// OpenHands V1: an action's `reasoning_content`, `thinking_blocks` and
+/// `responses_reasoning_item` are the answer's reasoning, each text once.
+#[test]
+fn openhands_v1_keeps_reasoning() {
+    let imp = import_transcript(&fixture("openhands-v1-reasoning.json"), None).unwrap();
+    assert_eq!(imp.format, OpenHands);
+    let m = &imp.messages;
+    let by_id = |id: &str| m.iter().find(|m| m.id == id).unwrap();
+    assert_eq!(
+        reasonings(by_id("a1")),
+        ["I should reproduce the failure before changing anything; running only the failing test keeps the output short."]
+    );
+    assert_eq!(texts(by_id("a1")), ["Running the failing test first."]);
+    assert_eq!(call_ids(std::slice::from_ref(by_id("a1"))), ["call_1", "call_2"], "one response");
+    let a3 = by_id("a3");
+    let r3 = reasonings(a3);
+    assert_eq!(r3.len(), 1, "thinking block and reasoning_content are the same text");
+    assert!(r3[0].ends_with("先看一下 handler 的实现。"));
+    let Part::Reasoning(first) = &a3.parts[0] else { panic!("{:?}", a3.parts[0]) };
+    assert_eq!(first.extra.get("signature"), Some(&json!("EqQBCkgIBxABGAIiQL3s")));
+    assert!(a3.parts.iter().any(|p| matches!(p, Part::Other(v) if v["type"] == "redacted_thinking")));
+    let a4 = by_id("a4");
+    assert_eq!(
+        reasonings(a4),
+        ["**Verifying the fix**\n\nget_user now returns None for unknown ids; rerunning the suite."]
+    );
+    let Part::Reasoning(r) = &a4.parts[0] else { panic!() };
+    assert_eq!(r.extra.get("encrypted_content"), Some(&json!("gAAAAABo_x1")));
+    assert_eq!(reasonings(by_id("m2")), ["The suite is green; summarize the change for the user."]);
+    identity_holds(&imp);
+}
+
+/// Kimi CLI's `_usage` records (the context size before and after each step) are the usage of the
+/// answer between them; `_system_prompt` is the system message.
+#[test]
+fn kimi_cli_usage_records_are_the_answers_usage() {
+    let imp = import_transcript(&fixture("kimi-cli-usage.jsonl"), None).unwrap();
+    assert_eq!(imp.format, KimiCli);
+    let m = &imp.messages;
+    assert_eq!(m[0].role, Role::System);
+    assert!(texts(&m[0])[0].starts_with("You are Kimi CLI"));
+    let usage: Vec<(u64, u64, Option<u64>)> =
+        m.iter().filter_map(|m| m.tokens.as_ref()).map(|u| (u.input, u.output, u.total)).collect();
+    assert_eq!(usage, [(3120, 65, Some(3185)), (3790, 32, Some(3822))]);
+    assert_eq!(imp.stats.omitted.get("_checkpoint"), Some(&3));
+    identity_holds(&imp);
+    // The corpus file: the last answer reports the last context size the file recorded.
+    let text = read("kimi-cli/sklearn-26323-context-main.jsonl");
+    let last = text
+        .lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["role"] == "_usage")
+        .unwrap();
+    let imp = import_case(CASES.iter().find(|c| c.path == "kimi-cli/sklearn-26323-context-main.jsonl").unwrap());
+    let answer = imp.messages.iter().rev().find(|m| m.role == Role::Assistant).unwrap();
+    assert_eq!(answer.tokens.as_ref().unwrap().total, last["token_count"].as_u64());
+    let with_usage = imp.messages.iter().filter(|m| m.tokens.is_some()).count();
+    assert_eq!(with_usage, imp.messages.iter().filter(|m| m.role == Role::Assistant).count());
+}
+
+/// Copilot CLI: without `assistant.usage` (not always written), the context size recorded after an
+/// answer (`currentTokens` of `session.usage_info`, `session.shutdown`) is its usage.
+#[test]
+fn copilot_cli_recorded_context_sizes_are_usage() {
+    let imp = import_transcript(&fixture("copilot-cli-usage.jsonl"), None).unwrap();
+    assert_eq!(imp.format, CopilotCli);
+    let usage: Vec<(&str, Option<u64>)> =
+        imp.messages.iter().filter_map(|m| m.tokens.as_ref().map(|u| (m.id.as_str(), u.total))).collect();
+    assert_eq!(usage, [("m1", Some(18412)), ("m2", Some(18498))]);
+    assert_eq!(imp.stats.usage.as_ref().unwrap().input, 36700);
+    identity_holds(&imp);
+}
+
+/// The corpus file where Claude Code chained a parallel call through a progress line: every one
+/// of its 102 calls is on the branch (101 were, before lines of a response were kept wherever
+/// they hang), and the warning says where the line was taken from.
+#[test]
+fn claude_code_corpus_parallel_call_through_a_progress_line() {
+    let c = CASES.iter().find(|c| c.path == "claude-code/kimicli-7758c4c5-images-3mb.jsonl").unwrap();
+    let imp = import_case(c);
+    let on_branch: HashSet<&str> = call_ids(&imp.messages).into_iter().collect();
+    assert_eq!(on_branch.len(), c.tool_calls);
+    assert!(on_branch.contains("toolu_01YCqNwWUKUDgNGQp9smuhmB"));
+    let w: Vec<(usize, &str)> = imp.warnings.iter().map(|w| (w.line, w.message.as_str())).collect();
+    assert_eq!(w, [(26, "off the parentUuid chain, but part of response \"msg_01P57Cog45E44QFxt4K2yuEh\" on the branch; kept with it")]);
+}

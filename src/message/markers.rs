@@ -15,6 +15,11 @@ pub fn attached(mime: &str, filename: &str) -> String {
     format!("[Attached {mime}: {filename}]")
 }
 
+/// What an image or PDF reads as once the agent that wrote the transcript cleared it.
+pub fn cleared(mime: &str, filename: &str) -> String {
+    format!("[Cleared {mime}: {filename}]")
+}
+
 /// The line that stands where the middle of a long text was cut.
 pub fn omitted(chars: usize) -> String {
     format!("\n[... omitted {chars} chars ...]\n")

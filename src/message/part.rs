@@ -37,6 +37,12 @@ impl FilePart {
     pub fn display_name(&self) -> &str {
         self.filename.as_deref().unwrap_or("file")
     }
+
+    /// Whether the agent that wrote the transcript cleared this file from the context (its
+    /// `compactedAt` mark, epoch ms): it is kept, and reads as its cleared marker.
+    pub fn is_cleared(&self) -> bool {
+        self.extra.get("compactedAt").is_some_and(Value::is_number)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -111,11 +117,15 @@ pub enum ToolState {
 
 impl ToolState {
     /// What a pruned output reads as: the stub a microcompact rule left (`compactedAs`), else the
-    /// cleared marker; `None` for an output that is not pruned.
+    /// cleared marker; `None` for an output that is not pruned. An error result carries the mark
+    /// in `compactedAt` too when the agent that wrote the transcript cleared it.
     pub fn cleared_text(&self) -> Option<&str> {
         match self {
             ToolState::Completed { compacted_at: Some(_), extra, .. } => {
                 Some(extra.get("compactedAs").and_then(Value::as_str).unwrap_or(super::markers::PRUNED))
+            }
+            ToolState::Error { extra, .. } if extra.get("compactedAt").is_some_and(Value::is_number) => {
+                Some(super::markers::PRUNED)
             }
             _ => None,
         }
@@ -144,7 +154,7 @@ pub struct ToolPart {
 
 impl ToolPart {
     pub fn is_pruned(&self) -> bool {
-        matches!(self.state, ToolState::Completed { compacted_at: Some(_), .. })
+        self.state.cleared_text().is_some()
     }
 }
 
@@ -192,6 +202,20 @@ impl Part {
             Part::File(p) => Some(&p.extra),
             Part::Compaction(p) => Some(&p.extra),
             Part::Other(_) => None,
+        }
+    }
+
+    /// When the part was cleared from the context (epoch ms): a pruned tool output, or a result
+    /// or file the agent that wrote the transcript cleared.
+    pub fn cleared_at(&self) -> Option<f64> {
+        match self {
+            Part::Tool(t) => match &t.state {
+                ToolState::Completed { compacted_at, .. } => *compacted_at,
+                ToolState::Error { extra, .. } => extra.get("compactedAt").and_then(Value::as_f64),
+                _ => None,
+            },
+            Part::File(f) => f.extra.get("compactedAt").and_then(Value::as_f64),
+            _ => None,
         }
     }
 

@@ -37,7 +37,11 @@ export interface TextPart { type: 'text'; id: string; text: string; synthetic?: 
 
 export interface ReasoningPart { type: 'reasoning'; id: string; text: string }
 
-export interface FilePart { type: 'file'; id: string; mime: string; url: string; filename?: string }
+export interface FilePart {
+  type: 'file'; id: string; mime: string; url: string; filename?: string
+  /** Cleared from the context by the agent that wrote an imported transcript (epoch ms): kept, but reads as `[Cleared <mime>: <filename>]`. */
+  compactedAt?: number
+}
 
 export interface ToolPart { type: 'tool'; id: string; callID: string; tool: string; state: ToolState }
 
@@ -74,7 +78,11 @@ export type ToolState =
       compactedAt?: number
       attachments?: Omit<FilePart, 'type'>[] | FilePart[]
     }
-  | { status: 'error'; input: unknown; error: string }
+  | {
+      status: 'error'; input: unknown; error: string
+      /** Cleared from the context by the agent that wrote an imported transcript (epoch ms): kept, but reads as cleared. */
+      compactedAt?: number
+    }
 
 /** Options of `toModelMessages`: `ConvertFields`, with `format` typed so that the result type follows it. */
 export type ConvertOptions<F extends ModelFormat = ModelFormat> = Omit<ConvertFields, 'format'> & {

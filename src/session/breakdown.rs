@@ -5,9 +5,9 @@ use serde::Serialize;
 
 use super::fenwick::Summable;
 use super::History;
-use crate::message::{is_media, Part, Role};
-use crate::tokens::Entry;
+use crate::message::{Part, Role};
 use crate::tokens::MESSAGE_OVERHEAD;
+use crate::tokens::{Counter, Entry};
 
 /// Tokens of the context by kind; they add up to the local count of the context.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -42,18 +42,20 @@ pub struct ToolOutputSize {
 }
 
 impl Breakdown {
-    /// One message's tokens by kind.
-    pub(super) fn of(e: &Entry) -> Breakdown {
+    /// One message's tokens by kind; `counter` made its part counts.
+    pub(super) fn of(e: &Entry, counter: &Counter) -> Breakdown {
         let mut b = Breakdown { overhead: MESSAGE_OVERHEAD, ..Default::default() };
         let summary = e.msg.is_summary() || e.msg.compaction().is_some();
         for (p, c) in e.msg.parts.iter().zip(&e.parts) {
+            // Images and PDFs count as media wherever they are: a file, a tool output's attachments.
+            let media = if summary { 0 } else { counter.media(p).min(c.total - c.call) };
+            b.media += media;
             let slot = match p {
                 _ if summary => &mut b.summaries,
                 Part::Tool(_) => {
                     b.tool_calls += c.call;
                     &mut b.tool_output
                 }
-                Part::File(f) if is_media(&f.mime) => &mut b.media,
                 Part::Reasoning(_) => &mut b.reasoning,
                 _ => match e.msg.role {
                     Role::System => &mut b.system,
@@ -61,7 +63,7 @@ impl Breakdown {
                     Role::Assistant => &mut b.assistant,
                 },
             };
-            *slot += c.total - c.call;
+            *slot += c.total - c.call - media;
         }
         b
     }

@@ -210,7 +210,7 @@ impl History {
         h.clock = h.clock.max(h.prunes.latest());
         h.index = index;
         h.sums = Fenwick::from_values(h.entries.iter().map(|e| e.tokens));
-        h.kinds = Fenwick::from_values(h.entries.iter().map(Breakdown::of));
+        h.kinds = Fenwick::from_values(h.entries.iter().map(|e| Breakdown::of(e, &h.counter)));
         h.growth = Fenwick::from_values(h.entries.iter().map(Growth::of));
         h.turn_starts = turn_starts(&h.entries);
         h.pins = pins_of(h.entries.iter().map(|e| &e.msg));
@@ -345,7 +345,7 @@ impl History {
         let i = self.entries.len();
         self.index.insert(entry.msg.id.clone(), i);
         self.sums.push(entry.tokens);
-        self.kinds.push(Breakdown::of(&entry));
+        self.kinds.push(Breakdown::of(&entry, &self.counter));
         self.growth.push(Growth::of(&entry));
         if policy::is_turn_start(&entry) {
             self.turn_starts.push(i);
@@ -377,7 +377,7 @@ impl History {
         let old = std::mem::replace(&mut self.entries[i], entry);
         self.derived.reset(i);
         self.sums.replace(i, old.tokens, self.entries[i].tokens);
-        self.kinds.replace(i, Breakdown::of(&old), Breakdown::of(&self.entries[i]));
+        self.kinds.replace(i, Breakdown::of(&old, &self.counter), Breakdown::of(&self.entries[i], &self.counter));
         self.growth.replace(i, Growth::of(&old), Growth::of(&self.entries[i]));
         if policy::is_turn_start(&old) != policy::is_turn_start(&self.entries[i]) {
             self.turn_starts = turn_starts(&self.entries);

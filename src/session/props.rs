@@ -58,7 +58,7 @@ fn growth_from_scratch(h: &History) -> u64 {
 }
 
 fn breakdown_from_scratch(h: &History) -> Breakdown {
-    h.visible().into_iter().fold(Breakdown::default(), |b, e| b.plus(Breakdown::of(e)))
+    h.visible().into_iter().fold(Breakdown::default(), |b, e| b.plus(Breakdown::of(e, &h.counter)))
 }
 
 /// The tool-pair rule in all three output formats, on what the model sees.

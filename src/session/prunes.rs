@@ -1,7 +1,6 @@
 //! Prunes in time order. Provider usage reported before a prune still counts the outputs it
 //! cleared; these marks say how much to take off, whatever happened to the view since.
 
-use crate::message::{Part, ToolState};
 use crate::tokens::Entry;
 
 #[derive(Clone, Debug, Default)]
@@ -11,13 +10,7 @@ pub struct Prunes {
 }
 
 fn marks_of(position: usize, e: &Entry) -> impl Iterator<Item = (f64, usize, u64)> + '_ {
-    e.msg.parts.iter().zip(&e.parts).filter_map(move |(p, c)| match p {
-        Part::Tool(t) => match t.state {
-            ToolState::Completed { compacted_at: Some(at), .. } => Some((at, position, c.cleared)),
-            _ => None,
-        },
-        _ => None,
-    })
+    e.msg.parts.iter().zip(&e.parts).filter_map(move |(p, c)| p.cleared_at().map(|at| (at, position, c.cleared)))
 }
 
 impl Prunes {

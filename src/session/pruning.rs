@@ -93,14 +93,14 @@ impl History {
             let entry = &mut self.entries[i];
             // An output shorter than the marker grows a little: the change is signed.
             let delta = count.total as i64 - entry.parts[j].total as i64;
-            let kinds_before = Breakdown::of(entry);
+            let kinds_before = Breakdown::of(entry, &self.counter);
             let growth_before = Growth::of(entry);
             self.prunes.record(now, i, count.cleared);
             entry.parts[j] = count;
             let tokens_before = entry.tokens;
             entry.tokens = (entry.tokens as i64 + delta) as u64;
             self.sums.replace(i, tokens_before, entry.tokens);
-            self.kinds.replace(i, kinds_before, Breakdown::of(entry));
+            self.kinds.replace(i, kinds_before, Breakdown::of(entry, &self.counter));
             self.growth.replace(i, growth_before, Growth::of(entry));
             freed -= delta;
             self.note(&mut outcome, (i, j), rule, stub.clone(), delta);

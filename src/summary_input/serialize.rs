@@ -8,7 +8,8 @@ use crate::message::{FilePart, Message, Part, Role, ToolState};
 pub const TOOL_OUTPUT_MAX_CHARS: usize = 2_000;
 
 fn attached(f: &FilePart) -> String {
-    markers::attached(&escape(&f.mime), &escape(f.display_name()))
+    let marker = if f.is_cleared() { markers::cleared } else { markers::attached };
+    marker(&escape(&f.mime), &escape(f.display_name()))
 }
 
 /// Starts a line of the block with `label`.
@@ -118,7 +119,7 @@ pub fn serialize_message(m: &Message) -> Option<String> {
                             }
                             ToolState::Error { error, .. } => {
                                 line(&mut out, "[Tool error]: ");
-                                escape_into(error, &mut out);
+                                escape_into(t.state.cleared_text().unwrap_or(error), &mut out);
                             }
                             ToolState::Pending { .. } | ToolState::Running { .. } => {}
                         }

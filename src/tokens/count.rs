@@ -45,11 +45,28 @@ impl Counter {
         }
     }
 
+    /// The tokens of `part` that are images or PDFs (a file, a tool output's attachments).
+    pub fn media(&self, part: &Part) -> u64 {
+        match part {
+            Part::File(f) if is_media(&f.mime) && !f.is_cleared() => self.image_tokens,
+            Part::Tool(t) => match &t.state {
+                ToolState::Completed { attachments, compacted_at: None, .. } => {
+                    attachments.iter().flatten().filter(|a| is_media(&a.mime)).count() as u64 * self.image_tokens
+                }
+                _ => 0,
+            },
+            _ => 0,
+        }
+    }
+
     pub fn part(&self, part: &Part) -> PartCount {
         let plain = |total| PartCount { total, ..PartCount::default() };
         match part {
             Part::Text(p) => plain(self.text(&p.text)),
             Part::Reasoning(p) => plain(self.text(&p.text)),
+            Part::File(f) if f.is_cleared() => {
+                cleared(0, self.file(f), self.text(&markers::cleared(&f.mime, f.display_name())))
+            }
             Part::File(f) => plain(self.file(f)),
             Part::Compaction(_) => plain(self.text(markers::COMPACTION_REQUEST)),
             Part::Tool(t) => {
@@ -67,7 +84,10 @@ impl Counter {
                             None => PartCount { output: out, ..result(out) },
                         }
                     }
-                    ToolState::Error { error, .. } => result(self.text(error)),
+                    ToolState::Error { error, .. } => match t.state.cleared_text() {
+                        Some(marker) => cleared(call, self.text(error), self.text(marker)),
+                        None => result(self.text(error)),
+                    },
                     ToolState::Pending { .. } | ToolState::Running { .. } => result(self.text(markers::INTERRUPTED)),
                 }
             }
@@ -101,7 +121,8 @@ impl Counter {
     }
 }
 
-/// A pruned tool output: the call, and the marker in place of the output (`out` tokens).
+/// A pruned tool output (a cleared file: no call): the call, and the marker in place of the
+/// output (`out` tokens).
 fn cleared(call: u64, out: u64, marker: u64) -> PartCount {
     PartCount { call, total: call + marker, cleared: out.saturating_sub(marker), output: 0 }
 }

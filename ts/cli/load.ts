@@ -217,6 +217,16 @@ export async function loadInput(file: string, options: LoadOptions = {}): Promis
     if (options.signal?.aborted) throw e
     throw inputError(file, e)
   }
+  // A detected transcript that reads no message is nothing to work on (the importer already
+  // refused one whose records it could not read): an empty conversation is read with --format.
+  if (format === undefined && result.messages.length === 0) {
+    throw new CliError(
+      EXIT.INPUT,
+      'CF_UNKNOWN_FORMAT',
+      `${file}: read as ${result.format}, it holds no messages (--format ${result.format} reads it as an empty conversation)`,
+      { file },
+    )
+  }
   // A format forced with --format that reads no message is the wrong one, unless detection finds
   // the same format (the transcript is empty).
   if (format !== undefined && result.messages.length === 0) {
