@@ -240,6 +240,34 @@ describe('contextfold inspect', () => {
     }
   })
 
+  it('counts the system prompt a transcript records as the middleware does, and names the files of the largest tool outputs', async () => {
+    const file = corpus('codex/agentv-019ed836-small.jsonl')
+    const report = await json(['inspect', file, '--tokenizer', 'o200k'])
+    const imported = importTranscript(file)
+    const system = imported.overhead?.system
+    expect(system?.[0]).toMatch(/^You are Codex/)
+    const session = Session.fromMessages(imported.messages, windowOptions(200_000, { tokenizer: 'o200k' }))
+    const tokens = session.setOverhead({ system: system! })
+    expect(tokens).toBeGreaterThan(1_000)
+    expect(report.sent).toEqual({ tokens: report.localTokens + tokens, messages: report.localTokens, system: tokens, tools: 0, source: { system: 'transcript' } })
+    expect(report.usage).toEqual(session.usage())
+    // --system replaces what the transcript records.
+    const own = join(dir, 'own-system.txt')
+    writeFileSync(own, 'Be brief.')
+    const replaced = await json(['inspect', file, '--tokenizer', 'o200k', '--system', own])
+    expect(replaced.sent.source).toEqual({ system: 'option' })
+    expect(replaced.sent.system).toBeLessThan(20)
+    // The largest tool outputs say the file a call read, where it names one.
+    const pi = await json(['inspect', PI])
+    const read = pi.largestToolOutputs.filter((t: { tool: string }) => t.tool === 'read')
+    expect(read.length).toBeGreaterThan(0)
+    for (const t of read) expect(t.path).toMatch(/\//)
+    const text = (await cli(['inspect', PI])).stdout
+    expect(text).toMatch(/tokens {2}tool {2}file +message/)
+    expect(text).toMatch(new RegExp(`read +${read[0].path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} `))
+    expect(text).toMatch(/sent to the model {2}[\d,]+ tokens/)
+  })
+
   it('--top, --tokenizer and --output change what is counted', async () => {
     const report = await json(['inspect', CLAUDE, '--context', '100k', '--output', '8000', '--tokenizer', 'o200k', '--top', '3'])
     const opts: SessionOptions = { model: { limit: { context: 100_000, output: 8_000 } }, tokenizer: 'o200k' }
@@ -271,12 +299,15 @@ describe('contextfold inspect', () => {
     const session = Session.fromMessages(messages, { model: { limit: { context: 100_000, output: 8_000 } }, tokenizer: 'o200k' })
     const tokens = session.setOverhead({ system: readFileSync(system, 'utf8'), tools: toolDefs })
     expect(tokens).toBeGreaterThan(1_000)
-    expect(report.callOverhead).toBe(tokens)
+    expect(report.sent.system + report.sent.tools).toBe(tokens)
+    expect(report.sent.system).toBe(session.setOverhead({ system: readFileSync(system, 'utf8') }))
+    expect(report.sent).toMatchObject({ tokens: report.localTokens + tokens, messages: report.localTokens, source: { system: 'option', tools: 'option' } })
+    session.setOverhead({ system: readFileSync(system, 'utf8'), tools: toolDefs })
     expect(report.usage).toEqual(session.usage())
     expect(report.usage.tokens).toBe(plain.usage.tokens + tokens)
     expect(report.prune.tokensAfter).toBe(plain.prune.tokensAfter + tokens)
-    expect(plain.callOverhead).toBeUndefined()
-    expect((await cli(['inspect', file, '--system', system])).stdout).toMatch(/including [\d,]+ tokens of system prompt and tools/)
+    expect(plain.sent).toEqual({ tokens: plain.localTokens, messages: plain.localTokens, system: 0, tools: 0, source: {} })
+    expect((await cli(['inspect', file, '--system', system])).stdout).toMatch(/sent to the model {2}[\d,]+ tokens: messages [\d,]+ \+ system prompt [\d,]+ \(--system \/ --tools\) \+ tools 0/)
     // compact's before figure counts them too.
     const compacted = await json(['compact', file, '--tokenizer', 'o200k', '--system', system, '--tools', toolsFile])
     const bare = await json(['compact', file, '--tokenizer', 'o200k'])
@@ -300,9 +331,11 @@ describe('contextfold inspect', () => {
       for (const extra of [[], ['--system', system]]) {
         const args = ['inspect', corpus(file), ...extra]
         const report = await json(args)
-        const { session, messages } = nativeSession(corpus(file), windowOptions())
+        const { session, messages, imported } = nativeSession(corpus(file), windowOptions())
         const copy = Session.fromMessages(messages, session.options)
-        for (const s of extra.length ? [session, copy] : []) s.setOverhead({ system: readFileSync(system, 'utf8') })
+        // --system, else the system prompt the transcript records (Codex's), as the CLI counts it.
+        const overhead = extra.length ? { system: readFileSync(system, 'utf8') } : imported.overhead
+        for (const s of overhead ? [session, copy] : []) s.setOverhead(overhead!)
         const decision = session.decidePrune({ threshold: 'cost' })
         const pruned = copy.prune()
         const freed = { tokensFreed: pruned.tokensFreed, parts: pruned.prunedPartIDs.length, messages: new Set(pruned.messageIDs).size }

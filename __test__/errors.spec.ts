@@ -28,7 +28,6 @@ const INVALID: Case[] = [
   ['an id that is not a string', { id: 5, role: 'user', parts: [] }, ['id']],
   ['a part without id', { id: 'm1', role: 'user', parts: [ok, { type: 'text', text: 'x' }] }, ['m1', 'parts[1]', 'id']],
   ['a part with an empty id', { id: 'm1', role: 'user', parts: [{ type: 'text', id: '', text: 'x' }] }, ['m1', 'parts[0]', 'id']],
-  ['an unknown part without id', { id: 'm1', role: 'user', parts: [{ type: 'step-start' }] }, ['m1', 'parts[0]', 'id']],
   ['a part without type', { id: 'm1', role: 'user', parts: [{ id: 'p', text: 'x' }] }, ['m1', 'parts[0]', 'type']],
   ['a part that is not an object', { id: 'm1', role: 'user', parts: ['hello'] }, ['m1', 'parts[0]']],
   ['a file part without url', { id: 'm1', role: 'user', parts: [{ type: 'file', id: 'f', mime: 'image/png' }] }, ['m1', 'parts[0]', 'url']],

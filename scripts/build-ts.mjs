@@ -1,9 +1,12 @@
 #!/usr/bin/env node
 // Builds the TypeScript layer (ts/ -> dist/) with the project's `tsc` (first writing ts/native.ts,
-// see writeNativeGateway), then marks dist/ as ES modules
-// (the package root stays CommonJS for the native loader `native.js`). Used by `npm install` in a
-// clone (the `prepare` script) and `npm run build:ts`.
+// see writeNativeGateway), then marks dist/ as ES modules (the package root stays CommonJS for the
+// native loader `native.js`), and assembles the page of `contextfold view` (ts/cli/view/: its
+// template, style and script, bundled by esbuild into one self-contained file,
+// dist/cli/view/page.html). Used by `npm install` in a clone (the `prepare` script) and
+// `npm run build:ts`.
 import { spawnSync } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -57,3 +60,38 @@ mkdirSync(join(root, 'dist'), { recursive: true })
 writeFileSync(join(root, 'dist', 'package.json'), '{\n  "type": "module"\n}\n')
 // The CLI (`bin` in package.json): tsc keeps its `#!/usr/bin/env node` line; make it executable.
 if (existsSync(join(root, 'dist', 'cli.js'))) chmodSync(join(root, 'dist', 'cli.js'), 0o755)
+
+// The view's page: its script bundled and minified, inlined with its style; the Content Security
+// Policy allows exactly these two (by hash) and data: images, so the page can load nothing else.
+const esbuild = await import('esbuild').catch(() => {
+  console.error('contextfold: building the view page needs the `esbuild` dev dependency (run `npm install`).')
+  process.exit(1)
+})
+const view = join(root, 'ts', 'cli', 'view')
+const bundle = await esbuild.build({
+  entryPoints: [join(view, 'client', 'main.ts')],
+  bundle: true,
+  minify: true,
+  format: 'iife',
+  platform: 'browser',
+  target: 'es2022',
+  write: false,
+  legalComments: 'none',
+  logLevel: 'warning',
+})
+const script = bundle.outputFiles[0].text.trim()
+const style = readFileSync(join(view, 'page.css'), 'utf8').trim()
+if (/<\/(script|style)/i.test(script + style)) {
+  console.error('contextfold: the view page script or style holds a closing tag; it cannot be inlined.')
+  process.exit(1)
+}
+const hash = (text) => createHash('sha256').update(text).digest('base64')
+const page = readFileSync(join(view, 'page.html'), 'utf8')
+  .replace('%STYLE_HASH%', hash(style))
+  .replace('%SCRIPT_HASH%', hash(script))
+  .split('%STYLE%')
+  .join(style)
+  .split('%SCRIPT%')
+  .join(script)
+mkdirSync(join(root, 'dist', 'cli', 'view'), { recursive: true })
+writeFileSync(join(root, 'dist', 'cli', 'view', 'page.html'), page)

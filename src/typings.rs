@@ -179,6 +179,10 @@ fn contract() -> String {
         declare::<crate::napi::session::ModelMessagesOut>(),
         declare::<session::Breakdown>(),
         declare::<session::ToolOutputSize>(),
+        declare::<session::CallPoint>(),
+        declare::<session::PrunePoint>(),
+        declare::<session::CompactionPoint>(),
+        declare::<session::Timeline>(),
         declare::<store::StoreOptions>(),
         declare::<store::Header>(),
     ];

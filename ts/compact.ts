@@ -520,6 +520,9 @@ function record(session: Session, options: CompactOptions, s: Summarized): [Comp
   const recorded: SummaryInput = { text, finish: 'stop', audit: found }
   if (answer.usage) recorded.usage = answer.usage
   if (answer.model) recorded.model = answer.model
+  // Why the summarizer's answer was not used, kept with the compaction (`contextfold view` shows it).
+  const fellBack = error ? `${error.code}: ${error.message}` : undefined
+  if (fellBack) recorded.fallback = fellBack
   const appended: Message[] = [...session.applyCompaction(plan, recorded)]
   let next: Message | undefined
   if (replay) next = replayMessage(session, replay.message)
@@ -544,7 +547,7 @@ function record(session: Session, options: CompactOptions, s: Summarized): [Comp
   }
   if (error) {
     result.error = error
-    result.reason = `${error.code}: ${error.message} (used the extractive summary)`
+    result.reason = `${fellBack} (used the extractive summary)`
   }
   return [result, plan]
 }

@@ -24,6 +24,10 @@ pub struct SummaryInput {
     /// The loss audit's result, recorded in the compaction part.
     #[serde(default)]
     pub audit: Option<Audit>,
+    /// Why the summarizer's answer was not used and the extractive summary was recorded
+    /// instead (`compact()`'s fallback), recorded in the compaction part.
+    #[serde(default)]
+    pub fallback: Option<String>,
 }
 
 /// What `applyCompaction` reads of a plan: a caller sends back these fields, not the summarizer's
@@ -86,6 +90,9 @@ pub fn apply(h: &mut History, plan: &ApplyPlan, summary: SummaryInput) -> Result
     extra.insert("pins".into(), json(&h.pins()));
     if let Some(a) = summary.audit {
         extra.insert("audit".into(), json(&Audit { section: None, ..a }));
+    }
+    if let Some(reason) = summary.fallback.filter(|r| !r.is_empty()) {
+        extra.insert("fallback".into(), Value::String(reason));
     }
     let part = CompactionPart {
         id: format!("{request_id}_c"),

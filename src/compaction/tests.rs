@@ -84,7 +84,11 @@ fn prepares_and_applies_a_compaction_that_keeps_the_tail() {
     assert!(second.modified_files.contains(&"src/f0.rs".to_string()));
     assert!(second.modified_files.contains(&"src/g6.rs".to_string()));
     assert!(second.transcript.iter().all(|b| !b.contains("ship it")), "the old summary is not re-serialized");
-    apply(&mut h, &(&second).into(), summary("## Goal\nship it, v2")).unwrap();
+    let fallback =
+        SummaryInput { fallback: Some("CF_SERVER: 502 Bad Gateway".into()), ..summary("## Goal\nship it, v2") };
+    let [second_request, _] = apply(&mut h, &(&second).into(), fallback).unwrap();
+    assert_eq!(second_request.compaction().unwrap().extra["fallback"], "CF_SERVER: 502 Bad Gateway");
+    assert!(part.extra.get("fallback").is_none(), "recorded only when the summary fell back");
     let visible = ids(&h);
     assert_eq!(visible[0], "sys");
     assert!(!visible.contains(&request.id), "the first compaction is absorbed");

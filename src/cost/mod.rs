@@ -85,7 +85,7 @@ pub struct CacheModel {
 impl CacheModel {
     /// The options' prices, else the model's, else [`DEFAULT_PRICES`].
     pub fn resolve(cache: &CacheOptions, model_cost: Option<&Prices>) -> CacheModel {
-        let p = cache.prices.as_ref().or(model_cost).unwrap_or(&DEFAULT_PRICES);
+        let p = known_prices(cache, model_cost).unwrap_or(&DEFAULT_PRICES);
         let ttl_ms = cache.ttl.unwrap_or(DEFAULT_TTL_MS);
         let write =
             if ttl_ms > LONG_TTL_MS { p.cache_write_1h.or(p.cache_write.map(|w| w * 1.6)) } else { p.cache_write };
@@ -102,6 +102,21 @@ impl CacheModel {
     pub fn caches(&self) -> bool {
         self.read < self.input
     }
+
+    /// USD of one request: `input` tokens sent afresh, `read` from the cache, `written` to it,
+    /// `output` generated (prices are per million tokens).
+    pub fn request_usd(&self, input: u64, read: u64, written: u64, output: u64) -> f64 {
+        (input as f64 * self.input
+            + read as f64 * self.read
+            + written as f64 * self.write
+            + output as f64 * self.output)
+            / 1e6
+    }
+}
+
+/// The prices given: the options', else the model's; `None` when neither says them.
+pub fn known_prices<'a>(cache: &'a CacheOptions, model_cost: Option<&'a Prices>) -> Option<&'a Prices> {
+    cache.prices.as_ref().or(model_cost)
 }
 
 fn price<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {

@@ -37,6 +37,8 @@ pub struct Builder {
     pub messages: Vec<Message>,
     warnings: Vec<Warning>,
     pub stats: ImportStats,
+    /// A system prompt and tool definitions the source records outside the messages.
+    pub overhead: super::Overhead,
     ids: HashSet<String>,
     seq: usize,
     /// Tool parts still waiting for a result, per call id, oldest first.
@@ -57,6 +59,7 @@ impl Builder {
             messages: Vec::new(),
             warnings,
             stats: ImportStats::default(),
+            overhead: super::Overhead::default(),
             ids: HashSet::new(),
             seq: 0,
             open: HashMap::new(),
@@ -426,7 +429,13 @@ impl Builder {
             }
         }
         self.stats.tool_calls = self.calls.len() + self.each;
-        Imported { format: self.format, messages: self.messages, warnings: self.warnings, stats: self.stats }
+        Imported {
+            format: self.format,
+            messages: self.messages,
+            warnings: self.warnings,
+            stats: self.stats,
+            overhead: self.overhead,
+        }
     }
 }
 

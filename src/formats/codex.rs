@@ -35,6 +35,11 @@ pub fn import(records: &[Record], b: &mut Builder) {
                 if let Some(p) = str_field(payload, "model_provider") {
                     st.provider = p.to_string();
                 }
+                // The system prompt Codex sends, kept beside the conversation.
+                let instructions = payload.get("base_instructions").map(|i| str_field(i, "text").or(i.as_str()));
+                if let Some(text) = instructions.flatten().filter(|t| !t.trim().is_empty()) {
+                    b.overhead.system = vec![text.to_string()];
+                }
             }
             Some("turn_context") => {
                 if let Some(m) = str_field(payload, "model") {

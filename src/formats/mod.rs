@@ -162,6 +162,26 @@ pub struct Imported {
     pub messages: Vec<Message>,
     pub warnings: Vec<Warning>,
     pub stats: ImportStats,
+    /// What the source records the model was given besides the messages (a system prompt or tool
+    /// definitions kept outside them): what `setOverhead` takes, to count what the model is sent.
+    #[serde(skip_serializing_if = "Overhead::is_empty")]
+    #[cfg_attr(test, ts(type = "Overhead", optional))]
+    pub overhead: Overhead,
+}
+
+/// A system prompt and tool definitions a transcript records outside its messages.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Overhead {
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub system: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<serde_json::Value>,
+}
+
+impl Overhead {
+    pub fn is_empty(&self) -> bool {
+        self.system.is_empty() && self.tools.is_none()
+    }
 }
 
 #[cfg(test)]

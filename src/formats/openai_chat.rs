@@ -349,6 +349,10 @@ pub fn import(records: &[Record], b: &mut Builder) {
                     );
                 }
                 chat.waiting = None;
+                // Fine-tuning records carry the tool definitions the model was given.
+                if let Some(tools) = v.get("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty())) {
+                    b.overhead.tools = Some(tools.clone());
+                }
                 for it in v["messages"].as_array().into_iter().flatten() {
                     chat.message(r.line, it, b);
                 }

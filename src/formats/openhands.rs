@@ -234,6 +234,9 @@ fn v1(line: usize, e: &Value, b: &mut Builder, st: &mut State) {
                 .unwrap_or_default();
             Builder::text(&mut m, text, false);
             b.push_nonempty(m);
+            if let Some(tools) = e.get("tools").filter(|t| t.as_array().is_some_and(|a| !a.is_empty())) {
+                b.overhead.tools = Some(tools.clone());
+            }
         }
         Some("MessageEvent") => {
             let msg = e.get("llm_message").unwrap_or(&Value::Null);

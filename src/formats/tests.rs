@@ -215,6 +215,25 @@ fn pi_compactions_keep_the_entries_pi_kept() {
 
 /// Codex: after `compacted`, the model saw `replacement_history` and what followed.
 #[test]
+fn the_system_prompt_and_tools_a_transcript_records_outside_its_messages() {
+    let codex = jsonl(&[
+        json!({"type": "session_meta", "payload": {"id": "x", "base_instructions": {"text": "You are Codex."}}}),
+        json!({"type": "response_item", "payload": {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}),
+    ]);
+    let imp = import_transcript(&codex, Some(Codex)).unwrap();
+    assert_eq!(imp.overhead.system, ["You are Codex."]);
+    assert!(imp.overhead.tools.is_none());
+    let tools = json!([{"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}]);
+    let chat = json!({"messages": [{"role": "user", "content": "hi"}], "tools": tools}).to_string();
+    let imp = import_transcript(&chat, Some(OpenAiChat)).unwrap();
+    assert_eq!((imp.overhead.system.len(), imp.overhead.tools.as_ref()), (0, Some(&tools)));
+    // Nothing recorded: nothing in the result (the field is left out of the JSON).
+    let plain = import_transcript(&json!({"messages": [{"role": "user", "content": "hi"}]}).to_string(), None).unwrap();
+    assert!(plain.overhead.is_empty());
+    assert!(serde_json::to_value(&plain).unwrap().get("overhead").is_none());
+}
+
+#[test]
 fn codex_compactions_show_the_replacement_history() {
     for c in CASES.iter().filter(|c| c.format == Codex && c.readme_compactions > 0) {
         let text = read(c.path);

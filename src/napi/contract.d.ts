@@ -482,6 +482,11 @@ export type SummaryInput = {
    * The loss audit's result, recorded in the compaction part.
    */
   audit?: Audit
+  /**
+   * Why the summarizer's answer was not used and the extractive summary was recorded
+   * instead (`compact()`'s fallback), recorded in the compaction part.
+   */
+  fallback?: string
 }
 
 /**
@@ -603,6 +608,11 @@ export type ImportResult = {
   messages: Message[]
   warnings: Array<ImportWarning>
   stats: ImportStats
+  /**
+   * What the source records the model was given besides the messages (a system prompt or tool
+   * definitions kept outside them): what `setOverhead` takes, to count what the model is sent.
+   */
+  overhead?: Overhead
 }
 
 /**
@@ -662,6 +672,108 @@ export type ToolOutputSize = {
   tool: string
   tokens: number
   pruned: boolean
+  /**
+   * The file the call read or wrote, when it names one (a read, an edit, a `cat`).
+   */
+  path?: string
+}
+
+/**
+ * The context's size after one model call.
+ */
+export type CallPoint = {
+  /**
+   * The answer's index in `messages()`.
+   */
+  index: number
+  /**
+   * What `usage()` said once the answer arrived.
+   */
+  tokens: number
+  /**
+   * Where it comes from: the answer's provider usage, local counts, or both.
+   */
+  source: 'usage' | 'estimate' | 'mixed'
+}
+
+/**
+ * One prune: the outputs cleared at one time.
+ */
+export type PrunePoint = {
+  /**
+   * Its time (epoch ms): the mark on the outputs it cleared.
+   */
+  at: number
+  /**
+   * Messages that came before it (it lies between message `index - 1` and message `index`).
+   */
+  index: number
+  /**
+   * Tool outputs it cleared.
+   */
+  parts: number
+  /**
+   * Tokens it cleared, as counted before it.
+   */
+  tokensFreed: number
+  tokensBefore: number
+  tokensAfter: number
+}
+
+/**
+ * One compaction: a completed summary and the request it answers.
+ */
+export type CompactionPoint = {
+  /**
+   * The request's index in `messages()` (the summary's, when its request is not found).
+   */
+  request: number
+  /**
+   * The summary's index.
+   */
+  summary: number
+  /**
+   * `usage()` before the request and once the summary arrived.
+   */
+  tokensBefore: number
+  tokensAfter: number
+  /**
+   * Indices of the messages the model saw before and no longer sees: what was summarized.
+   */
+  summarized: Array<number>
+  summarizedTokens: number
+  /**
+   * Indices of the messages it saw before and still sees: what stayed verbatim.
+   */
+  kept: Array<number>
+  keptTokens: number
+  /**
+   * Tool outputs already pruned among what the model saw before: how many, and the tokens
+   * they had held.
+   */
+  prunedParts: number
+  prunedTokens: number
+  /**
+   * USD of the summary call, from the usage the summary records, when prices are known
+   * (`cache.prices` or `model.cost`).
+   */
+  cost?: number
+}
+
+/**
+ * The session over time.
+ */
+export type Timeline = {
+  /**
+   * Each message's local token count, hidden ones included, in arrival order.
+   */
+  tokens: Array<number>
+  /**
+   * After each answer (an assistant message that is not a summary): the context's size.
+   */
+  calls: Array<CallPoint>
+  prunes: Array<PrunePoint>
+  compactions: Array<CompactionPoint>
 }
 
 /**
@@ -785,6 +897,8 @@ export interface CompactionPart {
   pins?: Pin[]
   /** The loss audit of its summary. */
   audit?: Omit<Audit, 'section'>
+  /** Why the summarizer's answer was not used: the summary is the extractive one (`compact()`'s fallback). */
+  fallback?: string
 }
 
 declare const unknownPartType: unique symbol

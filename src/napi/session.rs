@@ -203,6 +203,14 @@ impl Session {
         })
     }
 
+    /// The session over time: each message's tokens, the context's size after every answer,
+    /// every prune and every compaction (what it summarized and kept), as a session built message
+    /// by message would have said them.
+    #[napi(ts_return_type = "Timeline")]
+    pub fn timeline<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        guard(|| to_js(env, &self.read().timeline()?))
+    }
+
     /// Number of messages, hidden ones included.
     #[napi(getter)]
     pub fn length(&self) -> u32 {

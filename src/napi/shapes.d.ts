@@ -56,6 +56,8 @@ export interface CompactionPart {
   pins?: Pin[]
   /** The loss audit of its summary. */
   audit?: Omit<Audit, 'section'>
+  /** Why the summarizer's answer was not used: the summary is the extractive one (`compact()`'s fallback). */
+  fallback?: string
 }
 
 declare const unknownPartType: unique symbol

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::fenwick::Summable;
 use super::History;
 use crate::message::{Part, Role};
+use crate::summary_input::call_files;
 use crate::tokens::MESSAGE_OVERHEAD;
 use crate::tokens::{Counter, Entry};
 
@@ -39,6 +40,10 @@ pub struct ToolOutputSize {
     pub tool: String,
     pub tokens: u64,
     pub pruned: bool,
+    /// The file the call read or wrote, when it names one (a read, an edit, a `cat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(test, ts(optional))]
+    pub path: Option<String>,
 }
 
 impl Breakdown {
@@ -101,25 +106,31 @@ impl History {
 
     /// The `limit` largest tool results in the context, largest first.
     pub fn largest_tool_outputs(&self, limit: usize) -> Vec<ToolOutputSize> {
-        let mut all: Vec<ToolOutputSize> = self
-            .visible()
-            .into_iter()
+        let visible = self.visible();
+        let mut all: Vec<(&str, &crate::message::ToolPart, u64)> = visible
+            .iter()
             .flat_map(|e| {
                 e.msg.parts.iter().zip(&e.parts).filter_map(move |(p, c)| match p {
-                    Part::Tool(t) => Some(ToolOutputSize {
-                        message_id: e.msg.id.clone(),
-                        part_id: t.id.clone(),
-                        tool: t.tool.clone(),
-                        tokens: c.total - c.call,
-                        pruned: t.is_pruned(),
-                    }),
+                    Part::Tool(t) => Some((e.msg.id.as_str(), t, c.total - c.call)),
                     _ => None,
                 })
             })
             .collect();
-        all.sort_by_key(|o| std::cmp::Reverse(o.tokens));
+        all.sort_by_key(|o| std::cmp::Reverse(o.2));
         all.truncate(limit);
-        all
+        all.into_iter()
+            .map(|(id, t, tokens)| {
+                let (read, modified) = call_files(&t.tool, &t.state);
+                ToolOutputSize {
+                    message_id: id.to_string(),
+                    part_id: t.id.clone(),
+                    tool: t.tool.clone(),
+                    tokens,
+                    pruned: t.is_pruned(),
+                    path: modified.into_iter().chain(read).next(),
+                }
+            })
+            .collect()
     }
 }
 
@@ -157,6 +168,20 @@ mod tests {
         assert_eq!(b.media, 1200);
         assert!(b.tool_calls > 0 && b.tool_output > 0 && b.reasoning > 0 && b.system > 0);
         let top = h.largest_tool_outputs(5);
-        assert_eq!((top.len(), top[0].tool.as_str()), (1, "bash"));
+        assert_eq!((top.len(), top[0].tool.as_str(), top[0].path.as_deref()), (1, "bash", None));
+    }
+
+    #[test]
+    fn a_tool_output_names_the_file_its_call_read_or_wrote() {
+        let tool = |id: &str, tool: &str, input: serde_json::Value, size: usize| json!({"type": "tool", "id": id, "callID": id, "tool": tool, "state": {"status": "completed", "input": input, "output": "x ".repeat(size)}});
+        let m = json!({"id": "a", "role": "assistant", "finish": "stop", "parts": [
+            tool("r", "read", json!({"file_path": "src/lib.rs"}), 300),
+            tool("e", "edit", json!({"path": "src/main.rs", "old": "a", "new": "b"}), 200),
+            tool("c", "bash", json!({"command": "cat README.md | head"}), 100),
+            tool("g", "grep", json!({"pattern": "fn main"}), 50)]});
+        let h = History::from_messages(vec![parse_message(m).unwrap()], SessionOptions::default(), &|| false).unwrap();
+        let top = h.largest_tool_outputs(4);
+        let paths: Vec<Option<&str>> = top.iter().map(|t| t.path.as_deref()).collect();
+        assert_eq!(paths, [Some("src/lib.rs"), Some("src/main.rs"), Some("README.md"), None]);
     }
 }

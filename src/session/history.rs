@@ -52,7 +52,7 @@ pub struct History {
     pub(super) model_cursor: super::ModelCursor,
     /// Tokens the provider receives besides the messages: the system prompt and the tool
     /// definitions (`set_overhead`). Counted until a provider usage report covers them.
-    overhead: u64,
+    pub(super) overhead: u64,
     /// The last request the caller recorded (`record_request`).
     pub(super) last_request: Option<super::Sent>,
 }
@@ -332,6 +332,11 @@ impl History {
         self.index.get(id).map(|&i| &self.entries[i])
     }
 
+    /// The position of the message with this id.
+    pub fn position(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
     /// Appends a message. A rejected message leaves the history exactly as it was.
     pub fn append(&mut self, msg: Message) -> Result<()> {
         if let Some(&prev) = self.index.get(&msg.id) {
@@ -342,6 +347,13 @@ impl History {
         }
         let mut entry = Entry::new(msg, &self.counter);
         entry.seen_at = self.tick();
+        self.push_entry(entry);
+        Ok(())
+    }
+
+    /// Appends a counted entry whose id is new, as it is (its `seen_at` included).
+    pub(super) fn push_entry(&mut self, entry: Entry) {
+        self.clock = self.clock.max(entry.seen_at);
         let i = self.entries.len();
         self.index.insert(entry.msg.id.clone(), i);
         self.sums.push(entry.tokens);
@@ -359,7 +371,6 @@ impl History {
         } else if trusted {
             self.note_usage(i);
         }
-        Ok(())
     }
 
     /// Replaces the message with the same id (streaming updates, finished answers, edits).

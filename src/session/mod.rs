@@ -12,6 +12,7 @@ mod pins;
 mod prunes;
 mod pruning;
 mod requests;
+mod timeline;
 mod usage;
 mod visible;
 mod whole_list;
@@ -23,6 +24,7 @@ pub use model_messages::{ModelAppend, ModelCursor, SyncStatus};
 pub use options::SessionOptions;
 pub use pins::{pins_of, readable_text, recorded_pins, Pin};
 pub use requests::Sent;
+pub use timeline::{CallPoint, CompactionPoint, PrunePoint, Timeline};
 pub use usage::{ContextUsage, Source};
 
 #[cfg(test)]

@@ -153,25 +153,30 @@ pub fn message_files(m: &Message) -> (Vec<String>, Vec<String>) {
     let (mut read, mut modified) = (Vec::new(), Vec::new());
     for p in &m.parts {
         let Part::Tool(t) = p else { continue };
-        if matches!(t.state, ToolState::Pending { .. }) {
-            continue;
-        }
-        match file_op(&t.tool, t.state.input()) {
-            Some((false, paths)) => read.extend(paths),
-            Some((true, paths)) => modified.extend(paths),
-            // A shell command names files only when it ran through (a failed `cat` read nothing).
-            None if matches!(t.state, ToolState::Completed { .. }) => {
-                if let Some(cmd) = t.state.input().get("command").and_then(Value::as_str).filter(|_| is_shell(&t.tool))
-                {
-                    let (r, w) = shell_file_ops(cmd);
-                    read.extend(r);
-                    modified.extend(w);
-                }
-            }
-            None => {}
-        }
+        let (r, w) = call_files(&t.tool, &t.state);
+        read.extend(r);
+        modified.extend(w);
     }
     (read, modified)
+}
+
+/// The files one tool call names, once it ran: those read, those modified.
+pub fn call_files(tool: &str, state: &ToolState) -> (Vec<String>, Vec<String>) {
+    if matches!(state, ToolState::Pending { .. }) {
+        return (Vec::new(), Vec::new());
+    }
+    match file_op(tool, state.input()) {
+        Some((false, paths)) => (paths, Vec::new()),
+        Some((true, paths)) => (Vec::new(), paths),
+        // A shell command names files only when it ran through (a failed `cat` read nothing).
+        None if matches!(state, ToolState::Completed { .. }) => {
+            match state.input().get("command").and_then(Value::as_str).filter(|_| is_shell(tool)) {
+                Some(cmd) => shell_file_ops(cmd),
+                None => (Vec::new(), Vec::new()),
+            }
+        }
+        None => (Vec::new(), Vec::new()),
+    }
 }
 
 #[cfg(test)]

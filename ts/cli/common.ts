@@ -1,6 +1,7 @@
 // What every command shares: its options (window, tokenizer, input format, output mode), the run
 // context (colours, progress, abort signal), and reading the input into a native Session.
 import { readFile } from 'node:fs/promises'
+import { createRequire } from 'node:module'
 
 import { InvalidArgumentError, Option, type Command } from 'commander'
 
@@ -12,6 +13,15 @@ import type { DatabaseFlags } from './database.js'
 import { INPUT_FORMATS, loadInput, type InputFormat, type LoadedInput } from './load.js'
 import { Progress } from './progress.js'
 import { parsePrices, parseTokens, parseTtl, sessionOptions, TOKENIZERS } from './session-options.js'
+
+/** The package's version. */
+export function version(): string {
+  try {
+    return (createRequire(import.meta.url)('../../package.json') as { version: string }).version
+  } catch {
+    return 'unknown'
+  }
+}
 
 export interface CommonFlags {
   json?: boolean
@@ -132,12 +142,24 @@ export function runContext(flags: CommonFlags, signal: AbortSignal): RunContext 
   }
 }
 
+/** Where the system prompt or the tool definitions the figures count come from. */
+export type OverheadSource = 'transcript' | 'option'
+
+/** What the model gets besides the messages, set on the session, counted as `setOverhead` counts it. */
+export interface CallOverhead {
+  value: Overhead
+  tokens: number
+  system: number
+  tools: number
+  source: { system?: OverheadSource; tools?: OverheadSource }
+}
+
 export interface Opened {
   input: LoadedInput
   session: Session
   options: SessionOptions
-  /** What `--system` / `--tools` named (set on `session`), and its tokens. */
-  overhead?: { value: Overhead; tokens: number }
+  /** The system prompt and tools (`--system` / `--tools`, else what the transcript records), set on `session`. */
+  overhead?: CallOverhead
 }
 
 /** The flags that say where a session in a database is. */
@@ -171,6 +193,25 @@ export async function openSession(file: string, flags: CommonFlags, ctx: RunCont
     if (ctx.signal.aborted) throw e
     throw inputError(file, e)
   }
-  if (!overhead) return { input, session, options }
-  return { input, session, options, overhead: { value: overhead, tokens: session.setOverhead(overhead) } }
+  const call = callOverhead(session, overhead, input.overhead)
+  return call ? { input, session, options, overhead: call } : { input, session, options }
+}
+
+/**
+ * Sets on `session` the system prompt and tools the options name, else those the transcript
+ * records; counts each as the AI SDK middleware does (`setOverhead`). Undefined when neither says any.
+ */
+function callOverhead(session: Session, given: Overhead | undefined, recorded: Overhead | undefined): CallOverhead | undefined {
+  const pick = <K extends keyof Overhead>(key: K): [Overhead[K], OverheadSource] | undefined =>
+    given?.[key] !== undefined ? [given[key], 'option'] : recorded?.[key] !== undefined ? [recorded[key], 'transcript'] : undefined
+  const system = pick('system')
+  const tools = pick('tools')
+  if (!system && !tools) return undefined
+  const value: Overhead = {}
+  const source: CallOverhead['source'] = {}
+  if (system) [value.system, source.system] = system
+  if (tools) [value.tools, source.tools] = tools
+  const systemTokens = value.system !== undefined ? session.setOverhead({ system: value.system }) : 0
+  const tokens = session.setOverhead(value)
+  return { value, tokens, system: systemTokens, tools: tokens - systemTokens, source }
 }

@@ -1,107 +1,30 @@
-// The context window as one coloured bar with a legend, like Claude Code's context view: tokens by
-// kind (`Session.breakdown()`), what the provider counted beyond the transcript, free space and the
-// reserve kept for the answer, each as a share of the window.
-import type { Breakdown, ContextUsage } from '../native.js'
+// The context window as one coloured bar with a legend, like Claude Code's context view (the
+// segments of `segments.ts`), each as a share of the window.
+import { KINDS, type SegmentKey, type Segment } from './segments.js'
 import { int, pct, table, type Colors } from './format.js'
 
 type ColorName = Exclude<keyof Colors, 'isColorSupported'>
 
-export type SegmentKey = keyof Breakdown | 'unattributed' | 'free' | 'reserved'
-
-export interface Segment {
-  key: SegmentKey
-  label: string
-  tokens: number
-  /** Cells of the bar. */
-  cells: number
-}
-
 interface Style {
-  label: string
   /** The cell's character without colours (so the bar still reads in a log). */
   glyph: string
   color: ColorName
-  note?: string
 }
 
-export const STYLES: Record<SegmentKey, Style> = {
-  system: { label: 'System', glyph: '#', color: 'magentaBright' },
-  user: { label: 'User', glyph: 'u', color: 'cyan' },
-  assistant: { label: 'Assistant', glyph: 'a', color: 'green' },
-  reasoning: { label: 'Reasoning', glyph: 'r', color: 'magenta' },
-  toolCalls: { label: 'Tool calls', glyph: 'c', color: 'yellow' },
-  toolOutput: { label: 'Tool output', glyph: 'o', color: 'blue' },
-  media: { label: 'Media', glyph: 'm', color: 'red' },
-  summaries: { label: 'Summaries', glyph: 's', color: 'whiteBright' },
-  overhead: { label: 'Overhead', glyph: '+', color: 'gray', note: 'per-message framing' },
-  unattributed: {
-    label: 'Not in transcript',
-    glyph: '?',
-    color: 'white',
-    note: 'provider-reported beyond the local count: system prompt, tool definitions',
-  },
-  free: { label: 'Free', glyph: '.', color: 'dim' },
-  reserved: { label: 'Reserved', glyph: '_', color: 'yellow', note: 'output and headroom (window − usable)' },
-}
-
-export const BREAKDOWN_KEYS: ReadonlyArray<keyof Breakdown> = [
-  'system',
-  'user',
-  'assistant',
-  'reasoning',
-  'toolCalls',
-  'toolOutput',
-  'media',
-  'summaries',
-  'overhead',
-]
-
-export function breakdownTotal(b: Breakdown): number {
-  return BREAKDOWN_KEYS.reduce((sum, k) => sum + (b[k] ?? 0), 0)
-}
-
-/** Splits `width` cells among `values` in proportion (largest remainder), over `scale`. */
-function allocate(values: number[], scale: number, width: number): number[] {
-  if (!(scale > 0)) return values.map(() => 0)
-  const exact = values.map((v) => (v / scale) * width)
-  const cells = exact.map(Math.floor)
-  let left = Math.min(width, Math.round(values.reduce((a, b) => a + b, 0) / scale * width)) - cells.reduce((a, b) => a + b, 0)
-  const order = exact.map((e, i) => ({ i, r: e - Math.floor(e) })).sort((a, b) => b.r - a.r)
-  for (const { i } of order) {
-    if (left <= 0) break
-    if (values[i]! > 0) {
-      cells[i]!++
-      left--
-    }
-  }
-  return cells
-}
-
-/**
- * The segments of the window: the breakdown, the unattributed rest of a provider-reported count,
- * free space up to `usable`, then the reserve up to the window. Over the limit, the bar's scale is
- * what the context holds.
- */
-export function segments(b: Breakdown, usage: ContextUsage, window: number, width: number): Segment[] {
-  const local = breakdownTotal(b)
-  const unattributed = Math.max(0, usage.tokens - local)
-  const used = local + unattributed
-  const usable = usage.usable > 0 ? usage.usable : window
-  const free = Math.max(0, usable - used)
-  const reserved = Math.max(0, window - Math.max(usable, used))
-  const rows: Array<{ key: SegmentKey; tokens: number }> = [
-    ...BREAKDOWN_KEYS.map((key) => ({ key, tokens: b[key] ?? 0 })),
-    { key: 'unattributed', tokens: unattributed },
-    { key: 'free', tokens: free },
-    { key: 'reserved', tokens: reserved },
-  ]
-  const scale = Math.max(window, used)
-  const cells = allocate(
-    rows.map((r) => r.tokens),
-    scale,
-    width,
-  )
-  return rows.map((r, i) => ({ key: r.key, label: STYLES[r.key].label, tokens: r.tokens, cells: cells[i]! }))
+const STYLES: Record<SegmentKey, Style> = {
+  system: { glyph: '#', color: 'magentaBright' },
+  tools: { glyph: 't', color: 'cyanBright' },
+  user: { glyph: 'u', color: 'cyan' },
+  assistant: { glyph: 'a', color: 'green' },
+  reasoning: { glyph: 'r', color: 'magenta' },
+  toolCalls: { glyph: 'c', color: 'yellow' },
+  toolOutput: { glyph: 'o', color: 'blue' },
+  media: { glyph: 'm', color: 'red' },
+  summaries: { glyph: 's', color: 'whiteBright' },
+  overhead: { glyph: '+', color: 'gray' },
+  unattributed: { glyph: '?', color: 'white' },
+  free: { glyph: '.', color: 'dim' },
+  reserved: { glyph: '_', color: 'yellow' },
 }
 
 function paint(key: SegmentKey, text: string, c: Colors): string {
@@ -125,7 +48,7 @@ export function renderLegend(segs: Segment[], window: number, c: Colors): string
   const rows = segs
     .filter((s) => s.tokens > 0 || s.key === 'free')
     .map((s) => {
-      const note = STYLES[s.key].note
+      const note = KINDS[s.key].note
       return [paint(s.key, cell(s.key, c), c), s.label, int(s.tokens), pct(s.tokens, window), note ? c.dim(note) : '']
     })
   return table(rows, new Set([2, 3]))

@@ -1,9 +1,10 @@
 // `contextfold inspect <file>`: what a session holds and how full its context is, by kind; the
 // largest tool outputs; what prune would free; where a compaction would cut; import warnings.
 import { turns } from '../native.js'
-import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, SessionOptions, ToolOutputSize } from '../native.js'
-import { addCommonOptions, addOverheadOptions, addPriceOptions, countArg, openSession, type CommonFlags, type RunContext } from './common.js'
-import { breakdownTotal, renderBar, renderLegend, segments } from './context-bar.js'
+import type { Breakdown, ContextUsage, ImportStats, ImportWarning, Message, Session, SessionOptions, ToolOutputSize } from '../native.js'
+import { addCommonOptions, addOverheadOptions, addPriceOptions, countArg, openSession, type CallOverhead, type CommonFlags, type RunContext } from './common.js'
+import { renderBar, renderLegend } from './context-bar.js'
+import { breakdownTotal, segments } from './segments.js'
 import { int, pct, plural, snippet, table } from './format.js'
 import { print, printJson } from './output.js'
 import type { Command } from 'commander'
@@ -33,8 +34,13 @@ export interface InspectReport {
   compactions: number
   options: SessionOptions
   window: { context: number; output?: number; usable: number }
-  /** Tokens of the system prompt and tools given with `--system` / `--tools` (counted in `usage`). */
-  callOverhead?: number
+  /**
+   * What the model is sent with the next request, counted locally as the AI SDK middleware counts
+   * it (`setOverhead`): the context's messages (`localTokens`), the system prompt and the tool
+   * definitions, from `--system` / `--tools` or else from the transcript when it records them
+   * (`source`). `usage` counts the system prompt and tools too, until a provider report covers them.
+   */
+  sent: { tokens: number; messages: number; system: number; tools: number; source: CallOverhead['source'] }
   usage: ContextUsage
   breakdown: Breakdown
   /** The breakdown's sum: the local count of the context. */
@@ -96,7 +102,15 @@ function preview(m: Message): string {
   return m.parts.some((p) => p.type === 'reasoning') ? 'reasoning' : String(m.parts[0]?.type ?? 'empty')
 }
 
-export async function inspectReport(file: string, flags: InspectFlags, ctx: RunContext): Promise<{ report: InspectReport; context: Message[] }> {
+/** The report, with the session it was made from (its `messages()`: every message, hidden ones included). */
+export interface Inspected {
+  report: InspectReport
+  /** What the model sees. */
+  context: Message[]
+  session: Session
+}
+
+export async function inspectReport(file: string, flags: InspectFlags, ctx: RunContext): Promise<Inspected> {
   const { input, session, overhead } = await openSession(file, flags, ctx)
   ctx.progress.update(`Inspecting ${file}`)
   const usage = session.usage()
@@ -133,7 +147,13 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
     compactions: input.messages.filter((m) => m.summary === true).length,
     options,
     window,
-    ...(overhead ? { callOverhead: overhead.tokens } : {}),
+    sent: {
+      tokens: localTokens + (overhead?.tokens ?? 0),
+      messages: localTokens,
+      system: overhead?.system ?? 0,
+      tools: overhead?.tools ?? 0,
+      source: overhead?.source ?? {},
+    },
     usage,
     breakdown,
     localTokens,
@@ -160,7 +180,7 @@ export async function inspectReport(file: string, flags: InspectFlags, ctx: RunC
     warnings: input.warnings,
   }
   if (input.stats) report.stats = input.stats
-  return { report, context }
+  return { report, context, session }
 }
 
 /** What a prune does to the requests that follow (near the threshold it makes them cost more: the compaction it postpones). */
@@ -172,6 +192,18 @@ function pruneSaving(saving: number, usd: (x: number) => string): string {
 function compactNow(at: InspectReport['cost']['compactAt'], tokens: number): string {
   if (!at.due) return `${int(at.tokens - tokens)} tokens away`
   return at.waits ? 'due, waits one step for the model to read the newest output' : 'due now'
+}
+
+const ORIGIN = { option: '--system / --tools', transcript: 'the transcript' } as const
+
+/** `sent to the model  47,012 tokens: messages 45,458 + system prompt 1,554 (the transcript) + tools 0`. */
+export function sentLine(sent: InspectReport['sent'], c: RunContext['colors']): string {
+  const from = (k: 'system' | 'tools') => (sent.source[k] ? c.dim(` (${ORIGIN[sent.source[k]]})`) : '')
+  const unknown = !sent.source.system && !sent.source.tools ? c.dim('  · not in the transcript (--system / --tools count them)') : ''
+  return (
+    `sent to the model  ${int(sent.tokens)} tokens: messages ${int(sent.messages)} + system prompt ${int(sent.system)}${from('system')}` +
+    ` + tools ${int(sent.tools)}${from('tools')}${unknown}`
+  )
 }
 
 const SOURCE: Record<ContextUsage['source'], string> = {
@@ -215,8 +247,8 @@ export function renderInspect(r: InspectReport, context: readonly Message[], ctx
     `${head('Context')}  ${int(u.tokens)} / ${int(w)} tokens (${pct(u.tokens, w)})  ${c.dim('·')}  usable ${int(u.usable)}  ${c.dim('·')}  ` +
       `pressure ${tier(`${u.pressure.toFixed(2)} ${u.tier}`)}  ${c.dim(`· ${SOURCE[u.source]}`)}`,
   )
-  if (r.callOverhead !== undefined) out.push(c.dim(`  including ${int(r.callOverhead)} tokens of system prompt and tools (--system / --tools)`))
-  const segs = segments(r.breakdown, u, w, width)
+  out.push(`  ${sentLine(r.sent, c)}`)
+  const segs = segments(r.breakdown, u, w, width, r.sent)
   out.push(`  ${renderBar(segs, c)}`)
   out.push(...renderLegend(segs, w, c))
 
@@ -228,8 +260,8 @@ export function renderInspect(r: InspectReport, context: readonly Message[], ctx
     out.push(
       ...table(
         [
-          [c.dim('tokens'), c.dim('tool'), c.dim('message'), c.dim('part')],
-          ...r.largestToolOutputs.map((t) => [int(t.tokens), t.tool + (t.pruned ? c.dim(' (pruned)') : ''), t.messageID, c.dim(t.partID)]),
+          [c.dim('tokens'), c.dim('tool'), c.dim('file'), c.dim('message')],
+          ...r.largestToolOutputs.map((t) => [int(t.tokens), t.tool + (t.pruned ? c.dim(' (pruned)') : ''), t.path ?? c.dim('–'), c.dim(t.messageID)]),
         ],
         new Set([0]),
       ),

@@ -4,7 +4,7 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 
 import { importTranscriptAsync, isStoreHeader, SessionStore, transcriptFormats } from '../native.js'
-import type { ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../native.js'
+import type { ImportResult, ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
 import { plural } from './format.js'
 import { databaseOf, loadDatabase, type DatabaseFlags } from './database.js'
@@ -28,6 +28,8 @@ export interface LoadedInput {
   stats?: ImportStats
   /** The session options a store's header records. */
   sessionOptions?: SessionOptions
+  /** The system prompt and tool definitions the transcript records outside its messages. */
+  overhead?: ImportResult['overhead']
 }
 
 export interface LoadOptions {
@@ -242,7 +244,9 @@ export async function loadInput(file: string, options: LoadOptions = {}): Promis
       throw wrongFormat(file, format, `${file}: read as ${format}, it holds no messages${skipped}${looks}`)
     }
   }
-  return { file, format: result.format, messages: result.messages, warnings: result.warnings, stats: result.stats }
+  const loaded: LoadedInput = { file, format: result.format, messages: result.messages, warnings: result.warnings, stats: result.stats }
+  if (result.overhead) loaded.overhead = result.overhead
+  return loaded
 }
 
 /** The input read as a format given with --format gave nothing: exit 3, with the flag to change. */

@@ -1,16 +1,15 @@
 // The CLI's commands and how their failures end: an exit code and one line on stderr.
 //   0 ok · 1 operational failure · 2 bad usage · 3 unreadable or unrecognised input · 130 interrupted
-import { createRequire } from 'node:module'
-
 import { Command, CommanderError } from 'commander'
 
 import { isAbortError } from '../errors.js'
-import { runContext, type CommonFlags, type RunContext } from './common.js'
+import { runContext, version, type CommonFlags, type RunContext } from './common.js'
 import { registerCompact } from './compact.js'
 import { registerConvert } from './convert.js'
 import { CliError, EXIT } from './errors.js'
 import { registerInspect } from './inspect.js'
 import { registerMigrate } from './migrate.js'
+import { registerView } from './view/command.js'
 import { printJson, watchStdout } from './output.js'
 import { report, reportUnexpected, type ErrorOutput } from './report.js'
 
@@ -21,14 +20,6 @@ Exit codes:
   2    bad usage (unknown command or option, missing or invalid argument)
   3    the input file is missing, unreadable, or not a format contextfold reads
   130  interrupted (Ctrl-C)`
-
-function version(): string {
-  try {
-    return (createRequire(import.meta.url)('../../package.json') as { version: string }).version
-  } catch {
-    return 'unknown'
-  }
-}
 
 /** Runs the CLI with `argv` (as `process.argv`); resolves to the exit code. */
 export async function main(argv: string[] = process.argv): Promise<number> {
@@ -45,7 +36,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
 
   const program = new Command('contextfold')
   program
-    .description('Inspect, compact and convert coding-agent sessions (Claude Code, Codex, pi, opencode, ... and contextfold sessions).')
+    .description('Inspect, view, compact and convert coding-agent sessions (Claude Code, Codex, pi, opencode, ... and contextfold sessions).')
     .version(version(), '-V, --version', 'print the version')
     .helpOption('-h, --help', 'show help')
     .exitOverride()
@@ -64,6 +55,7 @@ export async function main(argv: string[] = process.argv): Promise<number> {
   registerInspect(program, run)
   registerCompact(program, run)
   registerConvert(program, run)
+  registerView(program, run)
   registerMigrate(program, run)
   for (const cmd of program.commands) cmd.addHelpText('after', EXIT_CODES_HELP)
 

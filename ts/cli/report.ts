@@ -1,6 +1,6 @@
 // How the CLI reports a failure: `contextfold: <message>` on one line of stderr (and the error object
 // on stdout with `--json`), never a stack trace unless CONTEXTFOLD_DEBUG=1 asks for it.
-import type { ImportWarning } from '../../native.js'
+import type { ImportWarning } from '../native.js'
 import { EXIT } from './errors.js'
 import { colorsFor } from './format.js'
 import { printJson } from './output.js'
