@@ -268,7 +268,7 @@ async function main() {
         const store = SessionStore.open(cfPath, { readOnly: true })
         return store.load(options).toModelMessages()
       }
-      // contextfold's two ways take turns; each pi its own block of runs (see the README: with pi's
+      // contextfold's two ways take turns; each pi its own block of runs (see docs/benchmarks.md: with pi's
       // calls between ours, the allocator has given a load's memory back before the next one).
       // The first (warm-up) load of a writer writes the snapshot of a never-compacted file. The
       // JSON-only load runs its own block, as each pi does: between two loads from the snapshot

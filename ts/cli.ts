@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// contextfold CLI: inspect, compact and convert agent sessions. See the README's CLI section.
+// contextfold CLI: inspect, compact and convert agent sessions. See docs/guides/cli.md.
 // The commands (and with them the native addon) load only once a failure can be reported: one line
 // with a code and a non-zero exit, never a raw stack trace (CONTEXTFOLD_DEBUG=1 adds it), including
 // for an addon with no binary for this platform and for errors outside any command.
