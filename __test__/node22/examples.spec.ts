@@ -1,4 +1,4 @@
-// The README's AI SDK example runs as a user runs it: `node examples/ai-sdk-agent.mts` (Node 22.18+
+// The AI SDK guide's example (docs/guides/ai-sdk.md) runs as a user runs it: `node examples/ai-sdk-agent.mts` (Node 22.18+
 // runs TypeScript), reading ~600k tokens of files through a 32k window.
 import { spawnSync } from 'node:child_process'
 import { dirname, join } from 'node:path'
