@@ -53,7 +53,7 @@ export type Telemetry = boolean | TelemetryOptions
 export type CompactionTrigger = 'overflow' | 'threshold' | 'manual' | 'unknown'
 
 /** The names contextfold writes; `gen_ai.*` are the OpenTelemetry GenAI semantic conventions'. */
-export const ATTR = {
+const ATTR = {
   conversationId: 'gen_ai.conversation.id',
   compacted: 'gen_ai.conversation.compacted',
   inputTokens: 'gen_ai.usage.input_tokens',
@@ -87,9 +87,9 @@ export const ATTR = {
   pruneCost: 'contextfold.prune.cache_cost_usd',
 } as const
 
-export const SPAN_COMPACT = 'contextfold.compact'
-export const SPAN_SUMMARIZE = 'contextfold.summarize'
-export const EVENT_PRUNE = 'contextfold.prune'
+const SPAN_COMPACT = 'contextfold.compact'
+const SPAN_SUMMARIZE = 'contextfold.summarize'
+const EVENT_PRUNE = 'contextfold.prune'
 
 const ERROR = 2 // SpanStatusCode.ERROR
 
@@ -127,8 +127,12 @@ interface Sink {
   attributes: Record<string, AttributeValue>
 }
 
+function off(setting: Telemetry | undefined): boolean {
+  return setting === false || (typeof setting === 'object' && setting.enabled === false)
+}
+
 function sink(setting: Telemetry | undefined): Sink | undefined {
-  if (setting === false || (typeof setting === 'object' && setting.enabled === false)) return undefined
+  if (off(setting)) return undefined
   const found = otel()
   if (!found) return undefined
   const options = typeof setting === 'object' ? setting : {}
@@ -140,7 +144,7 @@ function sink(setting: Telemetry | undefined): Sink | undefined {
  * with the integration's name and the conversation's id on every span (the user's attributes win).
  */
 export function telemetryFor(setting: Telemetry | undefined, scope: { integration: string; conversationId?: string }): Telemetry {
-  if (setting === false || (typeof setting === 'object' && setting.enabled === false)) return false
+  if (off(setting)) return false
   const options = typeof setting === 'object' ? setting : {}
   const attributes: Record<string, AttributeValue> = { [ATTR.integration]: scope.integration }
   if (scope.conversationId !== undefined) attributes[ATTR.conversationId] = scope.conversationId
