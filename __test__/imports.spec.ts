@@ -1,5 +1,5 @@
 // What each entry point loads: `import 'contextfold'` resolves none of the integrations' peers
-// (`ai`, `effect`, `@opencode-ai/*`, pi's packages), and `contextfold/opencode` and `contextfold/pi` take only
+// (`ai`, `effect`, `@opencode-ai/*`, pi's packages, `@opentelemetry/api`), and `contextfold/opencode` and `contextfold/pi` take only
 // types from their agents' packages.
 import { describe, expect, it } from 'vitest'
 
@@ -7,7 +7,7 @@ import { packagesResolvedBy } from './resolved.js'
 
 const packagesLoadedBy = (entry: string) => packagesResolvedBy([`await import(${JSON.stringify(entry)})`])[0]
 
-const PEERS = /^(ai|effect|@opencode-ai\/.*|@(mariozechner|earendil-works)\/pi-.*)(\/|$)/
+const PEERS = /^(ai|effect|@opencode-ai\/.*|@opentelemetry\/.*|@(mariozechner|earendil-works)\/pi-.*)(\/|$)/
 
 describe('what an import loads', () => {
   it("import 'contextfold' loads no peer of an integration", () => {

@@ -43,6 +43,8 @@ export interface ProjectOptions {
   limit: { context: number; output: number }
   /** Files written into the project. */
   files?: Record<string, string>
+  /** Packages of the clone's node_modules the project gets too (linked), for a plugin file that imports them. */
+  links?: string[]
 }
 
 /** A temp project: opencode.json pointing at the fake server, contextfold linked as a dependency. */
@@ -52,6 +54,10 @@ export function makeProject(options: ProjectOptions): string {
   mkdirSync(join(project, 'node_modules'), { recursive: true })
   mkdirSync(join(dir, 'home'))
   symlinkSync(ROOT, join(project, 'node_modules', 'contextfold'), 'dir')
+  for (const name of options.links ?? []) {
+    mkdirSync(dirname(join(project, 'node_modules', name)), { recursive: true })
+    symlinkSync(join(ROOT, 'node_modules', name), join(project, 'node_modules', name), 'dir')
+  }
   const config = {
     $schema: 'https://opencode.ai/config.json',
     provider: {

@@ -2,6 +2,7 @@
 // .cache/) runs `opencode run` in a temp project whose only setup is the one-line plugin file, against
 // a fake OpenAI-compatible server on 127.0.0.1 that plays the model (tool calls, usage reports).
 // Each test compares with the same run with the plugin turned off (CONTEXTFOLD_OPENCODE=off).
+import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
@@ -15,6 +16,29 @@ const OFF = { CONTEXTFOLD_OPENCODE: 'off' }
 const SMALL = { prompt_tokens: 300, completion_tokens: 10, total_tokens: 310 }
 const NEAR_LIMIT = { prompt_tokens: 7900, completion_tokens: 10, total_tokens: 7910 }
 const SUMMARY: Reply = { text: '## Objective\n- fix the build', usage: SMALL }
+
+/**
+ * The plugin file of a traced project: OpenTelemetry's SDK registered in opencode's process, each
+ * finished span written as a JSON line to $CONTEXTFOLD_SPANS, then contextfold's plugin.
+ */
+const TRACED_PLUGIN = `import { appendFileSync } from 'node:fs'
+import { trace } from '@opentelemetry/api'
+import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base'
+
+const exporter = {
+  export(spans, done) {
+    for (const s of spans) {
+      const span = { name: s.name, id: s.spanContext().spanId, parent: s.parentSpanContext?.spanId, attributes: s.attributes, events: s.events.map((e) => ({ name: e.name, attributes: e.attributes })), status: s.status }
+      appendFileSync(process.env.CONTEXTFOLD_SPANS, JSON.stringify(span) + '\\n')
+    }
+    done({ code: 0 })
+  },
+  async shutdown() {},
+}
+trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }))
+
+export { ContextfoldPlugin } from 'contextfold/opencode'
+`
 
 const lines = (name: string, char: string) => Array.from({ length: 500 }, (_, i) => `${name} line ${i} ${char.repeat(50)}`).join('\n')
 
@@ -45,7 +69,7 @@ afterAll(async () => {
 async function session(
   prompts: string[],
   agent: (n: number, r: Received) => Reply,
-  opts: { env?: Record<string, string>; maxRequests?: number; onAgent?: (pid: number) => void } = {},
+  opts: { env?: Record<string, string>; maxRequests?: number; onAgent?: (pid: number) => void; project?: string } = {},
 ): Promise<{ runs: RunResult[]; requests: Received[] }> {
   fake.reset()
   let n = 0
@@ -61,7 +85,7 @@ async function session(
   for (const prompt of prompts) {
     const resume = id === undefined ? [] : ['--session', id]
     runs.push(
-      await runOpencode(project, ['run', '--print-logs', '--title', 'test', ...resume, ...prompt.split(' ')], {
+      await runOpencode(opts.project ?? project, ['run', '--print-logs', '--title', 'test', ...resume, ...prompt.split(' ')], {
         env: opts.env ?? {},
         onStart: (p) => (pid = p),
         ...(max !== undefined ? { stopWhen: () => fake.requests.length >= max } : {}),
@@ -171,6 +195,53 @@ describe(`contextfold/opencode in opencode ${OPENCODE_VERSION}`, { timeout: 300_
     const plain = promptOf(compactions(off.requests)[0]!)
     expect(plain).not.toContain(FACTS_HEADER)
     expect(withFacts.startsWith(plain.slice(0, 200))).toBe(true)
+  })
+
+  it("OpenTelemetry: a contextfold.compact span for opencode's compaction, from its start to its summary", async () => {
+    const traced = makeProject({
+      baseURL: fake.baseURL,
+      limit: { context: 8000, output: 1000 },
+      plugin: TRACED_PLUGIN,
+      links: ['@opentelemetry/api', '@opentelemetry/sdk-trace-base'],
+    })
+    try {
+      const file = join(dirname(traced), 'spans.jsonl')
+      const task = (n: number): Reply => {
+        if (n === 0) return call('fail', 'bash', { command: "printf 'error: missing semicolon in src/app.ts\\n' >&2; exit 1", description: 'build' })
+        if (n === 1) return call('write', 'write', { filePath: join(traced, 'src', 'app.ts'), content: 'export const a = 1;\n' })
+        if (n === 2) return { text: 'Fixed the semicolon.', usage: NEAR_LIMIT } // opencode compacts
+        return { text: 'Done.', usage: SMALL }
+      }
+      const on = await session(['Fix the build in src/app.ts. Never touch the lockfile.'], task, { project: traced, env: { CONTEXTFOLD_SPANS: file } })
+      expectDone(on.runs)
+      expect(compactions(on.requests)).toHaveLength(1)
+      const spans = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { name: string; attributes: Record<string, unknown>; status: { code: number } })
+      const [span, ...more] = spans.filter((s) => s.name === 'contextfold.compact')
+      expect(more).toEqual([])
+      expect(span!.attributes).toMatchObject({
+        'contextfold.integration': 'opencode',
+        'gen_ai.conversation.id': sessionOf(on.requests[0]!),
+        'contextfold.trigger': 'threshold',
+        'contextfold.status': 'compacted',
+        'gen_ai.conversation.compacted': true,
+        'contextfold.fallback': false,
+        // The summary call's usage, as the fake server reported it (SUMMARY).
+        'gen_ai.usage.input_tokens': SMALL.prompt_tokens,
+        'gen_ai.usage.output_tokens': SMALL.completion_tokens,
+        // The four facts given to opencode's prompt (request, constraint, error, modified file): its
+        // summary ("fix the build") kept none of them, and opencode restores nothing.
+        'contextfold.facts': 4,
+        'contextfold.audit.kept': 0,
+        'contextfold.audit.restored': 0,
+        'contextfold.audit.dropped': 4,
+      })
+      // Before: the usage the agent's answer reported (at the limit); after: the summary and what follows it.
+      expect(span!.attributes['contextfold.tokens.before']).toBeGreaterThanOrEqual(NEAR_LIMIT.prompt_tokens)
+      expect(span!.attributes['contextfold.tokens.after']).toBeLessThan(1_000)
+      expect(span!.status.code).toBe(0)
+    } finally {
+      removeProject(traced)
+    }
   })
 
   it('stops the compact → continue → compact loop when the provider keeps reporting usage at the limit', async () => {

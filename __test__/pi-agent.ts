@@ -14,6 +14,7 @@ import { SYSTEM_PROMPT } from '../dist/index.js'
 import { createPiExtension } from '../dist/pi/index.js'
 import { convertToLlm } from '../dist/pi/convert.js'
 import { FakeOpenAI, PrefixCache, type Received } from './fake-openai.js'
+import { Recorded, registerGlobally } from './tracing.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -453,6 +454,68 @@ export function piSuite(v: PiUnderTest): void {
         expect(text(result)).toContain('BIG-LINE')
       } finally {
         t.close()
+      }
+    })
+
+    it('OpenTelemetry: a contextfold.compact span per compaction with its summary call under it, a prune span per prune', async () => {
+      const recorded = new Recorded()
+      const unregister = registerGlobally(recorded)
+      let turn = 0
+      const t = await start(
+        (call, ctx) => {
+          if (call.summary) return v.faux.fauxAssistantMessage('## Goal\nTRACED-SUMMARY')
+          turn++
+          if ((ctx.messages as Any[]).at(-1)?.role === 'toolResult') return v.faux.fauxAssistantMessage('I read big.txt.')
+          if (turn === 1) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: 'big.txt' })], { stopReason: 'toolUse' })
+          return answer(call, turn)
+        },
+        { factory: createPiExtension({ prune: { pruneProtect: 100, pruneMinimum: 0 } }) },
+      )
+      try {
+        writeFileSync(join(t.session.sessionManager.getCwd(), 'big.txt'), 'BIG-LINE of the file\n'.repeat(300))
+        await t.prompt('Read big.txt and remember: never push to main.')
+        for (let i = 0; i < 10 && t.compactions().length === 0; i++) await t.prompt(pad(`question ${i}`, 40))
+        const entries = t.compactions()
+        expect(entries.length).toBeGreaterThan(0)
+        const spans = recorded.named('contextfold.compact')
+        expect(spans).toHaveLength(entries.length)
+        const id = t.session.sessionManager.getSessionId()
+        spans.forEach((span, i) => {
+          const ours = entries[i].details.contextfold
+          expect(span.attributes).toMatchObject({
+            'contextfold.integration': 'pi',
+            'gen_ai.conversation.id': id,
+            // pi 0.74+ says why it compacts.
+            'contextfold.trigger': v.reasons ? 'threshold' : 'unknown',
+            'contextfold.status': 'compacted',
+            'gen_ai.conversation.compacted': true,
+            'contextfold.tokens.after': ours.tokensAfter,
+            'contextfold.messages.summarized': ours.summarized,
+            'contextfold.fallback': false,
+            'contextfold.audit.kept': ours.audit.kept.length,
+            'contextfold.audit.restored': ours.audit.restored.length,
+            'contextfold.audit.dropped': ours.audit.dropped.length,
+          })
+          expect(span.attributes['contextfold.tokens.before']).toBeGreaterThan(ours.tokensAfter)
+          // The session's model wrote the summary (asked as the agent's conversation), under the compaction's span.
+          const calls = recorded.children(span)
+          expect(calls.map((c) => c.name)).toEqual(['contextfold.summarize'])
+          expect(calls[0]!.attributes).toMatchObject({ 'contextfold.summary.kind': 'summary', 'contextfold.summary.input': 'conversation', 'gen_ai.response.model': 'faux-1' })
+        })
+        // pi's `context` event runs under no span: each prune is a span of its own with the event.
+        const prunes = recorded.named('contextfold.prune')
+        expect(prunes.length).toBeGreaterThan(0)
+        for (const p of prunes) {
+          expect(p.attributes).toMatchObject({ 'contextfold.integration': 'pi', 'gen_ai.conversation.id': id })
+          const [event, ...more] = p.events
+          expect(more).toEqual([])
+          expect(event!.attributes).toMatchObject({ 'contextfold.prune.policy': 'cache' })
+          expect(event!.attributes!['contextfold.prune.tokens_freed']).toBeGreaterThan(0)
+          expect(event!.attributes!['contextfold.prune.parts_cleared']).toBe(1)
+        }
+      } finally {
+        t.close()
+        unregister()
       }
     })
 

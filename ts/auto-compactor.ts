@@ -2,6 +2,7 @@
 // tier, compacts on overflow, and stops itself after repeated failures or ineffective compactions.
 import type { ContextUsage, Message, PruneDecision, PrunePolicy, PruneResult, Session } from './native.js'
 import { compact, recordSummarized, summarizeAhead, type Summarized } from './compact.js'
+import { recordPrune, type PruneReason } from './telemetry.js'
 import type { CompactOptions, CompactionResult, LastRequest } from './types.js'
 
 export interface AutoCompactorEvents {
@@ -26,7 +27,7 @@ export const MAX_INEFFECTIVE = 2
 export type AutoCompactorListener<K extends AutoCompactorEvent> = (event: AutoCompactorEvents[K]) => void
 
 export interface AutoCompactorOptions
-  extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay' | 'lastRequest'> {
+  extends Omit<CompactOptions, 'signal' | 'upTo' | 'from' | 'auto' | 'overflow' | 'replay' | 'lastRequest' | 'trigger'> {
   /**
    * When steps prune old tool output. Default: the session's own setting,
    * `session.options.compaction.prune`, which defaults to `'cache'`:
@@ -286,9 +287,9 @@ export class AutoCompactor {
       if (decision && byCost) this.#costAt = decision.cheapestThreshold
       const due = overflow || options.force === true || this.#due(usage)
       if (policy === 'opencode' || (policy === 'tier' && (usage.tier === 'prune' || usage.tier === 'compact' || overflow))) {
-        usage = this.#prune(out) ?? usage
+        usage = this.#prune(out, policy === 'opencode' ? 'every-step' : 'pressure') ?? usage
       } else if (policy === 'cache' && !due && decision?.prune) {
-        usage = this.#prune(out, decision) ?? usage
+        usage = this.#prune(out, 'cache-saving', decision) ?? usage
       }
       // Under the cost policy, a compaction due at the threshold waits one request when the step
       // that just arrived is large and unread (`decision.deferCompaction`, the window has room):
@@ -325,7 +326,7 @@ export class AutoCompactor {
       out.usage = session.usage()
       this.#emit('compact', { result })
       // The compaction rewrote the prompt: clearing the kept tail's old output now breaks nothing more.
-      if (policy === 'cache' && result.status === 'compacted') out.usage = this.#prune(out) ?? out.usage
+      if (policy === 'cache' && result.status === 'compacted') out.usage = this.#prune(out, 'after-compaction') ?? out.usage
       if (result.status === 'compacted') {
         this.#failures = 0
         if (this.#due(out.usage)) {
@@ -354,14 +355,22 @@ export class AutoCompactor {
     }
   }
 
-  /** Prunes; when something was cleared, records it in `out`, emits `prune` and returns the usage after. */
-  #prune(out: AfterStepResult, decision?: PruneDecision): ContextUsage | undefined {
+  /** Prunes; when something was cleared, records it in `out`, emits `prune` (and its telemetry event) and returns the usage after. */
+  #prune(out: AfterStepResult, reason: PruneReason, decision?: PruneDecision): ContextUsage | undefined {
     const result = this.session.prune()
     if (result.prunedPartIDs.length === 0) return undefined
     const usage = this.session.usage()
     out.pruned = result
     out.usage = usage
     this.#emit('prune', decision ? { result, usage, decision } : { result, usage })
+    recordPrune(this.#options.telemetry, {
+      tokensFreed: result.tokensFreed,
+      partsCleared: result.prunedPartIDs.length,
+      policy: this.prunePolicy,
+      reason,
+      tokensAfter: usage.tokens,
+      ...(decision ? { saving: decision.saving, cost: decision.cost } : {}),
+    })
     return usage
   }
 

@@ -4,12 +4,15 @@
 // the provider cached; more is cleared only when the prune policy says so, as the AutoCompactor
 // decides for a session it holds.
 import { Session, type Message, type PruneDecision, type PrunePolicy, type SessionOptions, type ToolPart } from './native.js'
+import { recordPrune, type Telemetry } from './telemetry.js'
 
 export interface CallPrunerOptions {
   /** When to clear more (default `'cache'`; see `AutoCompactorOptions.prune`). */
   policy?: PrunePolicy
   /** The time (epoch ms) the `cache` policy judges the provider cache's age by (default: the messages' own). */
   clock?: () => number
+  /** OpenTelemetry: a `contextfold.prune` event for each call that clears more (see `TelemetryOptions`). */
+  telemetry?: Telemetry
 }
 
 /** What one call clears. */
@@ -80,6 +83,16 @@ export class CallPruner {
       }
       out.added = result.prunedPartIDs.length
       out.tokensFreed = result.tokensFreed
+      if (out.added > 0) {
+        recordPrune(this.#options.telemetry, {
+          tokensFreed: result.tokensFreed,
+          partsCleared: out.added,
+          policy,
+          reason: policy === 'cache' ? (decision?.prune ? 'cache-saving' : 'prompt-rewritten') : policy === 'tier' ? 'pressure' : 'every-step',
+          tokensAfter: result.tokensAfter,
+          ...(decision ? { saving: decision.saving, cost: decision.cost } : {}),
+        })
+      }
     }
     for (const m of messages) {
       for (const p of m.parts) {

@@ -25,6 +25,7 @@ import {
   type PromptInput,
 } from './prompt.js'
 import { extractiveSummarizer, extractiveSummary, isExtractive } from './summarizers/extractive.js'
+import { traceCompaction, traceSummary, type CompactionTrigger, type Telemetry } from './telemetry.js'
 import { cleanAnswer, getTemplate, unknownTemplate, type Template } from './templates.js'
 import type {
   CompactOptions,
@@ -95,6 +96,7 @@ interface Ctx {
   form: SummaryInputForm
   conversation: Conversation
   tokenizer: SummaryRequest['tokenizer']
+  telemetry: Telemetry | undefined
 }
 
 /**
@@ -127,7 +129,8 @@ async function call(ctx: Ctx, c: Call): Promise<SummaryResponse & { text: string
     }
     let res: SummaryResponse
     try {
-      res = await raceAbort(ctx.summarizer(req, ctx.signal), ctx.signal)
+      const traced = traceSummary(ctx.telemetry, { kind: c.kind, input: form, maxOutputTokens: c.maxOutputTokens }, () => ctx.summarizer(req, ctx.signal))
+      res = await raceAbort(traced, ctx.signal)
     } catch (e) {
       if (ctx.signal.aborted) throw e
       const err = classifyError(e)
@@ -239,20 +242,26 @@ export async function compact(session: Session, options: CompactOptions = {}): P
     await options.hooks?.afterCompact?.(result, plan ? { session, plan } : { session })
     return result
   }
-  if (running.has(session)) {
-    return after({
-      status: 'skipped',
-      fallback: false,
-      reason: 'a compaction of this session is already running',
-      tokensBefore: session.usage().tokens,
-    })
-  }
-  running.add(session)
-  try {
-    return await run(session, options, after)
-  } finally {
-    running.delete(session)
-  }
+  return traceCompaction(options.telemetry, { trigger: triggerOf(options) }, async () => {
+    if (running.has(session)) return after(alreadyRunning(session))
+    running.add(session)
+    try {
+      return await run(session, options, after)
+    } finally {
+      running.delete(session)
+    }
+  })
+}
+
+function alreadyRunning(session: Session): CompactionResult {
+  return { status: 'skipped', fallback: false, reason: 'a compaction of this session is already running', tokensBefore: session.usage().tokens }
+}
+
+/** Why a compaction runs, for its span: the option, else what `overflow`, `replay` and `auto` say. */
+function triggerOf(options: CompactOptions): CompactionTrigger {
+  if (options.trigger) return options.trigger
+  if (options.overflow || options.replay !== undefined) return 'overflow'
+  return options.auto ? 'threshold' : 'manual'
 }
 
 /**
@@ -351,13 +360,13 @@ export function summarizeAhead(session: Session, options: CompactOptions): Promi
 }
 
 /** Records a summary `summarizeAhead` wrote (a compaction of the session then runs no summarizer). */
-export async function recordSummarized(session: Session, s: Summarized, options: CompactOptions = {}): Promise<CompactionResult> {
-  if (running.has(session)) {
-    return { status: 'skipped', fallback: false, reason: 'a compaction of this session is already running', tokensBefore: session.usage().tokens }
-  }
-  const [result, plan] = record(session, options, s)
-  await options.hooks?.afterCompact?.(result, plan ? { session, plan } : { session })
-  return result
+export function recordSummarized(session: Session, s: Summarized, options: CompactOptions = {}): Promise<CompactionResult> {
+  return traceCompaction(options.telemetry, { trigger: triggerOf(options), speculative: true }, async () => {
+    if (running.has(session)) return alreadyRunning(session)
+    const [result, plan] = record(session, options, s)
+    await options.hooks?.afterCompact?.(result, plan ? { session, plan } : { session })
+    return result
+  })
 }
 
 async function summarizeStage(
@@ -434,6 +443,7 @@ async function summarizeStage(
     form,
     conversation: conversationOf(session, plan, options, promptInput, replacedPrompt, context),
     tokenizer: session.options.tokenizer,
+    telemetry: options.telemetry,
   }
   // An LLM summarizer reads the conversation as it stands now, not as the agent extends it meanwhile.
   if (form === 'conversation' && !isExtractive(summarizer)) ctx.conversation.messages()

@@ -54,6 +54,7 @@ export {
   type FrameInput,
   type PromptInput,
 } from './prompt.js'
+export type { CompactionTrigger, TelemetryOptions } from './telemetry.js'
 export { TEMPLATES, cleanAnswer, getTemplate, templateInstructions, type Template, type TemplateSection } from './templates.js'
 export { extractiveSummarizer, extractiveSummary, isExtractive, parseSections, type ExtractiveOptions } from './summarizers/extractive.js'
 export { openAICompatibleSummarizer, type OpenAICompatibleOptions } from './summarizers/openai-compatible.js'

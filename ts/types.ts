@@ -1,6 +1,7 @@
 // Public types of the TypeScript layer.
 import type { Audit, CompactionPlan, Message, ModelMessageLike, PrepareOptions, Session, TokenizerName, Usage } from './native.js'
 import type { CompactError } from './errors.js'
+import type { CompactionTrigger, TelemetryOptions } from './telemetry.js'
 
 import type { TemplateName } from './templates.js'
 
@@ -163,6 +164,17 @@ export interface CompactOptions extends PrepareOptions {
    * section. With `false`, only the latest request is restored (it is always in the context).
    */
   audit?: boolean
+  /**
+   * OpenTelemetry: a `contextfold.compact` span for the compaction, a `contextfold.summarize` span
+   * for each summary call under it (see `TelemetryOptions`; docs/guides/telemetry.md). On by
+   * default, recorded only when the app registered a tracer provider; `false`: none.
+   */
+  telemetry?: boolean | TelemetryOptions
+  /**
+   * Why this compaction runs, as its span says (`contextfold.trigger`). Default: `overflow` with
+   * `overflow` or `replay`, `threshold` with `auto`, else `manual`.
+   */
+  trigger?: CompactionTrigger
 }
 
 /** What every `CompactionResult` says, whatever its `status`. */

@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions, type Usage } from '../native.js'
 import { AutoCompactor, type AfterStepResult, type AutoCompactorState } from '../auto-compactor.js'
 import { openLog, type SessionLog } from '../session-log.js'
+import { telemetryFor } from '../telemetry.js'
 import type { CompactionResult, LastRequest } from '../types.js'
 import { lookUpModel, positiveTokens, type Asker, type ModelRef } from './models.js'
 import { sessionOptions, tokensOf, type ContextfoldAiOptions } from './options.js'
@@ -162,7 +163,8 @@ export class Engine {
       return c
     }
     const session = new Session(await this.#sessionOptions(model, call))
-    const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session, model), id ?? this.#key(messages))
+    const key = id ?? this.#key(messages)
+    const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session, model, key), key)
     this.#warn(c, c.session.appendModelMessages(messages as ModelMessageLike[]).warnings)
     this.#touch(first, c)
     return c
@@ -182,7 +184,7 @@ export class Engine {
     try {
       const previous = this.#stored.get(id)
       const session = await log.load(await this.#sessionOptions(model, call))
-      const c = new Conversation(id, session, this.#compactor(session, model, previous?.auto.state))
+      const c = new Conversation(id, session, this.#compactor(session, model, id, previous?.auto.state))
       if (session.length > 0 && session.resumeModelMessages(messages as ModelMessageLike[]) === null) {
         this.#warn(c, [{ line: 0, message: `conversation ${JSON.stringify(id)}: the stored session is not continued by this call's messages (an edited history, or another conversation with the same id); served from memory, not stored` }])
         return undefined
@@ -266,7 +268,8 @@ export class Engine {
     return sessionOptions(o, { providerID: info.providerID, modelID: info.modelID, ...(info.cost ? { cost: info.cost } : {}) }, info.limit.context, maxOutput)
   }
 
-  #compactor(session: Session, model: ModelRef, state?: AutoCompactorState): AutoCompactor {
+  /** The conversation's compactor; `key` is its lasting name (its spans' `gen_ai.conversation.id`). */
+  #compactor(session: Session, model: ModelRef, key: string, state?: AutoCompactorState): AutoCompactor {
     const o = this.#options
     // The agent's own model reads the summary request from its prompt cache; another model would not.
     const summaryInput = o.summaryInput ?? (summarizesWith(o.summarizer, model) ? 'conversation' : 'transcript')
@@ -284,6 +287,7 @@ export class Engine {
       ...(o.prune !== undefined ? { prune: o.prune } : {}),
       ...(o.compactAt !== undefined ? { compactAt: o.compactAt } : {}),
       ...(state ? { state } : {}),
+      telemetry: telemetryFor(o.telemetry, { integration: 'ai', conversationId: key }),
       // The loop goes on by itself: no synthetic "continue" message after the summary.
       autoContinue: false,
     })

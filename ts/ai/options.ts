@@ -20,7 +20,7 @@ export type Size = number | { fraction: number } | { tokens: number }
 export interface ContextfoldAiOptions
   extends Pick<
     AutoCompactorOptions,
-    'summarizer' | 'template' | 'instructions' | 'focus' | 'hooks' | 'fallback' | 'audit' | 'maxFailures' | 'maxIneffective' | 'prune' | 'summaryInput' | 'compactAt'
+    'summarizer' | 'template' | 'instructions' | 'focus' | 'hooks' | 'fallback' | 'audit' | 'maxFailures' | 'maxIneffective' | 'prune' | 'summaryInput' | 'compactAt' | 'telemetry'
   > {
   /** The model's context window in tokens. Required unless the model is in the catalog (`modelInfo`). */
   contextWindow?: number

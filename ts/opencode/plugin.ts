@@ -1,12 +1,13 @@
 // The opencode plugin: prune and truncate old tool output before every model call, give opencode's
 // compaction call contextfold's facts, and stop the compact → continue → compact loop.
 import type { Hooks, Plugin, PluginInput, PluginOptions } from '@opencode-ai/plugin'
-import type { ModelInfo, PrunePolicy } from '../native.js'
+import { Session, type ModelInfo, type PrunePolicy } from '../native.js'
 import { CallPruner } from '../call-pruner.js'
 import { MAX_INEFFECTIVE } from '../auto-compactor.js'
+import { startCompaction, telemetryFor, type CompactionOutcome, type CompactionSpan, type CompactionTrigger, type TelemetryOptions } from '../telemetry.js'
 import { thrashReason } from './breaker.js'
-import { compactionFacts } from './facts.js'
-import type { OpencodeMessage } from './messages.js'
+import { sessionFacts, type SessionFacts } from './facts.js'
+import { isCompactionRequest, toMessages, type OpencodeMessage } from './messages.js'
 import { DEFAULT_PRUNE, foldToolOutputs, type PruneOptions } from './transform.js'
 
 /** Options of `createOpencodePlugin` (and of `ContextfoldPlugin`, when opencode passes options). */
@@ -32,6 +33,14 @@ export interface OpencodePluginOptions {
    * (default 2, the AutoCompactor's `maxIneffective`).
    */
   maxIneffective?: number
+  /**
+   * OpenTelemetry: a `contextfold.compact` span for each of opencode's compactions (from the
+   * compaction's start to its summary: tokens before and after, the facts given and how many of
+   * them the summary kept) and a `contextfold.prune` span for each call that clears more, with the
+   * opencode session's id as `gen_ai.conversation.id`. On by default, recorded only when a tracer
+   * provider is registered in opencode's process; `false`: none.
+   */
+  telemetry?: boolean | TelemetryOptions
 }
 
 /** The environment variable that turns the plugin off: `CONTEXTFOLD_OPENCODE=off`. */
@@ -64,6 +73,47 @@ function modelInfo(m: OpencodeModel): ModelInfo {
 }
 
 type Level = 'debug' | 'info' | 'warn' | 'error'
+
+/** A compaction of opencode's that is running: its span, and the facts its summary is audited against. */
+interface Running {
+  span: CompactionSpan
+  facts: SessionFacts | undefined
+}
+
+/** Why opencode compacts: its compaction request says `overflow` (the provider rejected the call) and `auto`. */
+function triggerOf(messages: readonly OpencodeMessage[] | undefined): CompactionTrigger {
+  const part = messages?.findLast(isCompactionRequest)?.parts.find((p) => p.type === 'compaction') as { auto?: unknown; overflow?: unknown } | undefined
+  if (!part) return 'unknown'
+  if (part.overflow === true) return 'overflow'
+  return part.auto === true ? 'threshold' : 'manual'
+}
+
+/**
+ * What opencode's compaction did, read from the session after it: the summary message (its error,
+ * its usage), the context's size now, and the facts the summary kept (opencode restores none).
+ */
+function outcomeOf(messages: readonly OpencodeMessage[], running: Running, model: ModelInfo | undefined): CompactionOutcome {
+  const at = messages.findLastIndex(isCompactionRequest)
+  const summary = messages.slice(at + 1).find((m) => m.info.role === 'assistant' && m.info.summary === true)
+  const info = summary?.info.role === 'assistant' ? summary.info : undefined
+  if (!summary || !info || info.error) {
+    const error = info?.error as { name?: string; data?: { message?: string } } | undefined
+    return { status: 'failed', reason: error ? `${error.name ?? 'error'}: ${error.data?.message ?? ''}` : 'opencode wrote no summary' }
+  }
+  const out: CompactionOutcome = {
+    status: 'compacted',
+    fallback: false,
+    tokensAfter: Session.fromMessages(toMessages(messages), { model: model ?? { limit: { context: 0 } }, tokenizer: 'estimate' }).usage().tokens,
+    usage: { input: info.tokens.input, output: info.tokens.output, reasoning: info.tokens.reasoning, cacheRead: info.tokens.cache.read, cacheWrite: info.tokens.cache.write },
+  }
+  const { facts } = running
+  if (facts?.plan) {
+    const text = summary.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('\n\n')
+    const audit = facts.session.auditCompaction(facts.plan, text)
+    out.audit = { kept: audit.kept.length, restored: 0, dropped: audit.restored.length + audit.dropped.length }
+  }
+  return out
+}
 
 /**
  * An opencode `Plugin` with these options. Put it in `.opencode/plugins/` as an export of its own
@@ -104,19 +154,38 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
       return res.data
     }
 
-    // Per session: the model its calls go to (from the system transform) and its pruner.
-    const sessions = new Map<string, { model?: ModelInfo; pruner: CallPruner }>()
+    // Per session: the model its calls go to (from the system transform), its pruner, its telemetry
+    // and the compaction running.
+    const sessions = new Map<string, { model?: ModelInfo; pruner: CallPruner; telemetry: ReturnType<typeof telemetryFor>; compaction?: Running }>()
     const sessionState = (id: string) => {
       let s = sessions.get(id)
       if (!s) {
-        sessions.set(id, (s = { pruner: new CallPruner({ policy: options.prunePolicy ?? 'cache' }) }))
+        const telemetry = telemetryFor(options.telemetry, { integration: 'opencode', conversationId: id })
+        sessions.set(id, (s = { pruner: new CallPruner({ policy: options.prunePolicy ?? 'cache', telemetry }), telemetry }))
         // opencode serve runs many sessions: the oldest are forgotten first.
         if (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value!)
       }
       return s
     }
 
+    /** Ends the span of the session's running compaction with what `messages` (read after it) say. */
+    const finish = (sessionID: string, messages: readonly OpencodeMessage[]) => {
+      const state = sessions.get(sessionID)
+      const running = state?.compaction
+      if (!state || !running) return
+      delete state.compaction
+      running.span.end(outcomeOf(messages, running, state.model))
+    }
+
     return {
+      event: guarded('event', async ({ event }: Parameters<NonNullable<Hooks['event']>>[0]) => {
+        // A manual compaction gets no autocontinue; one whose summary failed ends with the session's turn.
+        if (event.type !== 'session.compacted' && event.type !== 'session.idle' && event.type !== 'session.error') return
+        const id = event.properties.sessionID
+        if (!id || !sessions.get(id)?.compaction) return
+        const messages = await history(id)
+        if (messages) finish(id, messages)
+      }),
       'experimental.chat.system.transform': guarded('system', async (input: { sessionID?: string; model: OpencodeModel }) => {
         if (input.sessionID) sessionState(input.sessionID).model = modelInfo(input.model)
       }),
@@ -129,13 +198,21 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
         }
       }),
       'experimental.session.compacting': guarded('compacting', async ({ sessionID }: { sessionID: string }, output: { context: string[] }) => {
-        if (options.facts === false) return
+        const state = sessionState(sessionID)
+        state.compaction?.span.end({ status: 'failed', reason: 'another compaction started before it ended' })
+        delete state.compaction
+        if (options.facts === false && state.telemetry === false) return
         const messages = await history(sessionID)
-        const facts = messages && compactionFacts(messages)
-        if (facts) output.context.push(facts)
+        const facts = messages && sessionFacts(messages)
+        if (facts?.text && options.facts !== false) output.context.push(facts.text)
+        const given = options.facts === false ? 0 : (facts?.count ?? 0)
+        const span = startCompaction(state.telemetry, { trigger: triggerOf(messages), tokensBefore: facts?.session.usage().tokens, facts: given })
+        // Ended when the summary is written: in `autocontinue` (automatic compactions), else on `session.compacted`.
+        if (span) state.compaction = { span, facts }
       }),
       'experimental.compaction.autocontinue': guarded('autocontinue', async ({ sessionID }: { sessionID: string }, output: { enabled: boolean }) => {
         const messages = await history(sessionID)
+        if (messages) finish(sessionID, messages)
         const reason = messages && thrashReason(messages, maxIneffective)
         if (!reason) return
         output.enabled = false

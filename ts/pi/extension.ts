@@ -6,6 +6,7 @@ import { CallPruner } from '../call-pruner.js'
 import { compact } from '../compact.js'
 import { isAbortError } from '../errors.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
+import { telemetryFor } from '../telemetry.js'
 import type { CompactOptions, CompactionResult, Summarizer } from '../types.js'
 import { pruneContext } from './prune.js'
 import { LastRequests } from './request.js'
@@ -58,6 +59,12 @@ function detailsOf(result: CompactionResult): PiCompactionDetails {
   return { readFiles: files.read, modifiedFiles: files.modified, contextfold: ours }
 }
 
+/** The pi session's id, as the spans' `gen_ai.conversation.id`. */
+function conversation(ctx: PiExtensionContext): { conversationId?: string } {
+  const id = ctx.sessionManager?.getSessionId?.()
+  return id ? { conversationId: id } : {}
+}
+
 /**
  * What a compaction reads of `ctx`, read once as it starts: pi's print mode disposes the runtime
  * when the prompt returns, while the threshold compaction it started still runs, and from then on
@@ -99,7 +106,10 @@ export async function beforeCompact(
     audit: options.audit ?? true,
     overflow: event.reason === 'overflow',
     auto: event.reason !== undefined && event.reason !== 'manual',
+    telemetry: telemetryFor(options.telemetry, { integration: 'pi', ...conversation(ctx) }),
   }
+  // pi before 0.74 does not say why it compacts; a `/compact` with text is manual.
+  if (event.reason === undefined) run.trigger = event.customInstructions?.trim() ? 'manual' : 'unknown'
   if (options.protectFirstTurns) run.protectFirstTurns = options.protectFirstTurns
   if (options.template) run.template = options.template
   if (options.instructions) run.instructions = options.instructions
@@ -174,14 +184,16 @@ export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExte
     const policy = typeof options.prune === 'string' ? options.prune : settingsPolicy
     // One pruner per pi session: what it cleared stays cleared in that session's later calls.
     const pruners = new WeakMap<object, CallPruner>()
-    const fallback = new CallPruner(policy ? { policy } : {})
+    const newPruner = (ctx: PiExtensionContext) =>
+      new CallPruner({ ...(policy ? { policy } : {}), telemetry: telemetryFor(options.telemetry, { integration: 'pi', ...conversation(ctx) }) })
+    let fallback: CallPruner | undefined
     pi.on('context', (event: PiContextEvent, ctx: PiExtensionContext) => {
       const withHead = options.prune || options.protectFirstTurns ? withProtectedHead(event.messages, ctx) : undefined
       let pruned: { messages: PiMessage[] } | undefined
       if (options.prune) {
         const key = ctx.sessionManager
-        let pruner = key ? pruners.get(key) : fallback
-        if (!pruner) pruners.set(key!, (pruner = new CallPruner(policy ? { policy } : {})))
+        let pruner = key ? pruners.get(key) : (fallback ??= newPruner(ctx))
+        if (!pruner) pruners.set(key!, (pruner = newPruner(ctx)))
         const session = sessionOptions(ctx.model, {}, { ...options.compaction, ...rules })
         pruned = pruneContext(withHead ?? event.messages, pruner, { ...session, tokenizer: 'estimate' })
       }

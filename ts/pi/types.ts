@@ -2,6 +2,7 @@
 // need no pi package, and the same types fit `@mariozechner/pi-coding-agent` (0.73) and
 // `@earendil-works/pi-coding-agent` (0.74+).
 import type { CompactionConfig, PrunePolicy, Usage } from '../native.js'
+import type { TelemetryOptions } from '../telemetry.js'
 import type { Summarizer, SummaryInputForm, TemplateName } from '../types.js'
 
 /** A pi message (`AgentMessage`): user, assistant, toolResult, bashExecution, custom, summaries. */
@@ -217,6 +218,12 @@ export interface PiExtensionOptions {
   compaction?: CompactionConfig
   /** Called after each compaction contextfold made, or declined (then pi's own runs). */
   onCompaction?: (event: PiCompactionEvent) => void
+  /**
+   * OpenTelemetry: a `contextfold.compact` span per compaction (its summary calls under it) and a
+   * `contextfold.prune` event per prune, with the pi session's id as `gen_ai.conversation.id`.
+   * On by default, recorded only when the app registered a tracer provider; `false`: none.
+   */
+  telemetry?: boolean | TelemetryOptions
 }
 
 /** The prune rules of the `context` event, and when to clear more. */
