@@ -5,46 +5,20 @@
 import { spawn } from 'node:child_process'
 import { accessSync, constants, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 import { Session, importTranscript, turns } from '../native.js'
 import type { AnthropicRequest, Message, ModelMessage, OpenAIChatMessage, SessionOptions } from '../native.js'
 import { TEMPLATES } from '../dist/index.js'
+import { CLI, ROOT, cli, type Run } from './cli-run.js'
 import { FakeOpenAI } from './fake-openai.js'
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'cli.js')
 const CORPUS = join(ROOT, '..', 'shared', 'corpus')
 const corpus = (file: string) => join(CORPUS, file)
 const CLAUDE = join(ROOT, 'examples', 'claude-code-session.jsonl')
 const PI = join(ROOT, 'examples', 'pi-session.jsonl')
 const UI_CHAT = join(ROOT, '__test__', 'fixtures', 'ai-sdk-ui-chat.json')
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-/** Runs the built CLI; never through a shell. Colours off, no API keys from the environment. */
-function cli(args: string[], opts: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
-  for (const k of ['FORCE_COLOR', 'CONTEXTFOLD_API_KEY', 'OPENAI_API_KEY', 'CI']) delete env[k]
-  Object.assign(env, opts.env)
-  if (opts.env?.FORCE_COLOR) delete env.NO_COLOR
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ['pipe', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-    child.stdin.end(opts.input ?? '')
-  })
-}
 
 /** `cli([... '--json'])`, expecting `code`, with stdout parsed. */
 async function json<T extends object = Record<string, any>>(args: string[], code = 0, opts?: Parameters<typeof cli>[1]): Promise<T & { __run: Run }> {

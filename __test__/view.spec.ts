@@ -7,8 +7,8 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -16,31 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Session, compact, extractiveSummarizer, importTranscript, type Message, type SessionOptions, type Summarizer } from '../dist/index.js'
 import type { ViewData } from '../dist/cli/view/data.js'
 import { openStore, startBackend } from './backends.mjs'
+import { CLI, ROOT, cli } from './cli-run.js'
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'cli.js')
 const corpus = (file: string) => join(ROOT, '..', 'shared', 'corpus', file)
 const CHROMIUM = '/usr/bin/chromium'
 const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-
-interface Run {
-  code: number | null
-  stdout: string
-  stderr: string
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const env = { ...process.env, NO_COLOR: '1' }
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d))
-    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d))
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-}
 
 async function inspect(args: string[]): Promise<Record<string, any>> {
   const run = await cli(['inspect', ...args, '--json'])
