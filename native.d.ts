@@ -535,6 +535,16 @@ export type ConvertFields = {
 export type TranscriptFormat = 'claude-code' | 'codex' | 'pi' | 'opencode' | 'swe-agent' | 'mini-swe-agent' | 'openhands' | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli' | 'ai-sdk' | 'ai-sdk-ui'
 
 /**
+ * Where `importTranscript` reads a transcript: `{ path }` (a file, read as UTF-8) or `{ text }`
+ * (the transcript itself). The caller says which; nothing is guessed.
+ */
+export type TranscriptSource = {
+  path: string
+} | {
+  text: string
+}
+
+/**
  * Options of `importTranscript`.
  */
 export type ImportOptions = {
@@ -777,7 +787,7 @@ export type Timeline = {
 }
 
 /**
- * Options of `SessionStore.open`, as JS passes them.
+ * Options of `SessionFile.open`, as JS passes them.
  */
 export type StoreOptions = {
   /**
@@ -1244,15 +1254,15 @@ export declare class Session {
 }
 
 /** A session file: append-only JSONL, one writer at a time (an OS lock), any number of readers. */
-export declare class SessionStore {
+export declare class SessionFile {
   /**
    * Opens (by default creates) a session file. A second writer gets `CF_SESSION_LOCKED`;
    * `readOnly: true` never takes the lock. A missing file with `create: false` or `readOnly`
    * is `CF_SESSION_NOT_FOUND`.
    */
-  static open(path: string, options?: StoreOptions): SessionStore
+  static open(path: string, options?: StoreOptions): SessionFile
   /** `open` off the JS thread. */
-  static openAsync(path: string, options?: StoreOptions): Promise<SessionStore>
+  static openAsync(path: string, options?: StoreOptions): Promise<SessionFile>
   /**
    * Appends a message (one line, synced per the durability policy). A rejected message
    * (`CF_INVALID_MESSAGE`, `CF_DUPLICATE_ID`) writes nothing. A completed summary answering a
@@ -1355,17 +1365,17 @@ export declare function filterCompacted(messages: Message[]): Message[]
 
 /**
  * Imports a transcript written by another agent (Claude Code, Codex, pi, opencode, SWE-agent,
- * mini-swe-agent, OpenHands, OpenAI chat, Kimi CLI, Copilot CLI, Gemini CLI), given as a file path
- * or as its text. The format is detected unless `format` is given. What cannot be read becomes a
+ * mini-swe-agent, OpenHands, OpenAI chat, Kimi CLI, Copilot CLI, Gemini CLI), from a file
+ * (`{ path }`) or from its text (`{ text }`). The format is detected unless `format` is given. What cannot be read becomes a
  * warning with its line number.
  */
-export declare function importTranscript(pathOrText: string, options?: ImportOptions): ImportResult
+export declare function importTranscript(source: TranscriptSource, options?: ImportOptions): ImportResult
 
 /**
  * `importTranscript` off the JS thread; an aborted `signal` rejects with an `AbortError`
  * (`code: 'CF_ABORTED'`).
  */
-export declare function importTranscriptAsync(pathOrText: string, options?: ImportOptions, signal?: AbortSignal): Promise<ImportResult>
+export declare function importTranscriptAsync(source: TranscriptSource, options?: ImportOptions, signal?: AbortSignal): Promise<ImportResult>
 
 /**
  * Images and PDFs: what `stripMedia` and the overflow replay turn into
@@ -1482,7 +1492,7 @@ export interface PruneResult {
   compactedAt: number
   /**
    * For each pruned part, the stub a microcompact rule put in its place (`null`: cleared by
-   * age); pass it on to `SessionStore.prune` so a load shows the same.
+   * age); pass it on to `SessionFile.prune` so a load shows the same.
    */
   stubs: Array<string | null>
   /** Parts and tokens each rule cleared: `age`, `duplicate`, `reread`, `stale`. */

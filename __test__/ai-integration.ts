@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
-import { UnknownModelError, extractiveSummarizer, type CompactionResult, type Summarizer } from '../dist/index.js'
+import { extractiveSummarizer, type CompactionResult, type Summarizer } from '../dist/index.js'
+import { UnknownModelError } from '../dist/errors.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, toolOutput, tools, type Major, type Seen } from './ai-loop.js'
 
 function counting(): { summarizer: Summarizer; calls: () => number } {

@@ -3,7 +3,8 @@
 // window, so the conversation overflows the window several times. The mock checks every prompt it
 // receives: it fits the window (counted exactly, system prompt and tools included), no tool call
 // lacks its result, and the user's request is there verbatim.
-import { Session, type ModelMessageLike } from '../dist/index.js'
+import { Session } from '../dist/index.js'
+import { type ModelMessageLike } from '../dist/native.js'
 
 export const WINDOW = 32_000
 export const MAX_OUTPUT = 4_096

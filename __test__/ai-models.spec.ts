@@ -4,8 +4,10 @@
 // only when modelInfo runs.
 import { describe, expect, it } from 'vitest'
 
-import { MODEL_CATALOG_SOURCE, modelInfo } from '../dist/ai/index.js'
-import { CompactError, Session, UnknownModelError } from '../dist/index.js'
+import { modelInfo } from '../dist/ai/index.js'
+import { MODEL_CATALOG_SOURCE } from '../dist/ai/models.js'
+import { ContextfoldError, Session } from '../dist/index.js'
+import { UnknownModelError } from '../dist/errors.js'
 import { packagesResolvedBy } from './resolved.js'
 
 const SONNET_4 = {
@@ -17,13 +19,13 @@ const SONNET_4 = {
 }
 
 /** The error `p` rejects with. */
-async function rejection(p: Promise<unknown>): Promise<CompactError> {
+async function rejection(p: Promise<unknown>): Promise<ContextfoldError> {
   const e = await p.then(
     () => undefined,
     (err: unknown) => err,
   )
-  expect(e).toBeInstanceOf(CompactError)
-  return e as CompactError
+  expect(e).toBeInstanceOf(ContextfoldError)
+  return e as ContextfoldError
 }
 
 describe('modelInfo', () => {

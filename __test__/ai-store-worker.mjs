@@ -8,7 +8,8 @@ import { MockLanguageModelV3 } from 'ai-v6/test'
 import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
-import { SUMMARY_HEADER, Session, extractiveSummarizer } from '../dist/index.js'
+import { Session, extractiveSummarizer } from '../dist/index.js'
+import { SUMMARY_HEADER } from '../dist/prompt.js'
 import { sessionsOf } from './backends.mjs'
 
 export const WINDOW = 32_000

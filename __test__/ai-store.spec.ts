@@ -13,7 +13,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
-import { SUMMARY_HEADER, SessionStore, extractiveSummarizer, sessionFiles, type CompactionResult, type Message } from '../dist/index.js'
+import { SessionFile, extractiveSummarizer, fileStore, type CompactionResult, type Message } from '../dist/index.js'
+import { SUMMARY_HEADER } from '../dist/prompt.js'
 import { BACKENDS, openStore, startBackend } from './backends.mjs'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
 
@@ -40,7 +41,7 @@ function counting() {
 
 /** Every message of the one session file in `dir`, hidden ones included. */
 function stored(dir: string, id: string): Message[] {
-  const store = SessionStore.open(join(dir, `${id}.jsonl`), { readOnly: true })
+  const store = SessionFile.open(join(dir, `${id}.jsonl`), { readOnly: true })
   try {
     return store.loadAll()
   } finally {
@@ -59,7 +60,7 @@ describe('contextfoldMiddleware with a store', () => {
       model: scriptedModel(major, seen),
       middleware: contextfoldMiddleware({
         contextWindow: WINDOW,
-        store: sessionFiles(dir),
+        store: fileStore(dir),
         conversationId: () => 'audit',
         summarizer: first.summarizer,
         onCompaction: ({ result }) => compactions.push(result),
@@ -81,7 +82,7 @@ describe('contextfoldMiddleware with a store', () => {
     const second = counting()
     const restarted = ai.wrapLanguageModel({
       model: scriptedModel(major, after),
-      middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: sessionFiles(dir), conversationId: () => 'audit', summarizer: second.summarizer }),
+      middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: fileStore(dir), conversationId: () => 'audit', summarizer: second.summarizer }),
     })
     const history = [...messages, ...r.response.messages, { role: 'user' as const, content: 'Now write the report.' }]
     await major.ai.generateText({ model: restarted, system: SYSTEM, messages: history, tools: tools(major, z), maxOutputTokens: MAX_OUTPUT, stopWhen: ai.stepCountIs(1) })
@@ -97,14 +98,14 @@ describe('contextfoldMiddleware with a store', () => {
     expect(new Set(again.map((m) => m.id)).size).toBe(again.length)
   })
 
-  it("the README's sessionFiles('.sessions') works in a folder without it: the folder is created", async () => {
+  it("the README's fileStore('.sessions') works in a folder without it: the folder is created", async () => {
     const cwd = process.cwd()
     process.chdir(tempDir())
     try {
       const seen: Seen = { prompts: [], problems: [], tokens: [] }
       const model = ai.wrapLanguageModel({
         model: scriptedModel(major, seen),
-        middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: sessionFiles('.sessions') }),
+        middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: fileStore('.sessions') }),
       })
       await major.ai.generateText({ model, messages: [{ role: 'user', content: REQUEST }], providerOptions: { contextfold: { conversationId: 'chat-1' } } })
       expect(seen.prompts).toHaveLength(1)
@@ -115,7 +116,7 @@ describe('contextfoldMiddleware with a store', () => {
   })
 
   it('a conversation id that is not a file name is a coded error', () => {
-    expect(() => sessionFiles(tempDir())('../escape')).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
+    expect(() => fileStore(tempDir())('../escape')).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
   })
 })
 

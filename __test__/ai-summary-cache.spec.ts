@@ -8,7 +8,8 @@ import { MockLanguageModelV2 } from 'ai/test'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
-import type { CompactionResult, SummaryInputForm } from '../dist/index.js'
+import type { CompactionResult } from '../dist/index.js'
+import type { SummaryInputForm } from '../dist/types.js'
 import { FakeOpenAI, PrefixCache, promptSegments } from './fake-openai.js'
 
 interface Call {

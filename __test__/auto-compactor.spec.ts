@@ -2,8 +2,11 @@
 // breaker, the anti-thrash stop, re-entrancy, all with scripted summarizers.
 import { describe, expect, it } from 'vitest'
 
-import { AutoCompactor, CONTINUE_TEXT, Session } from '../dist/index.js'
-import type { AutoCompactorEvents, CompactionConfig, ContextUsage, ModelInfo, Summarizer, SummaryRequest } from '../dist/index.js'
+import { AutoCompactor, Session } from '../dist/index.js'
+import { CONTINUE_TEXT } from '../dist/prompt.js'
+import type { CompactionConfig, ContextUsage, Summarizer, SummaryRequest } from '../dist/index.js'
+import type { AutoCompactorEvents } from '../dist/auto-compactor.js'
+import type { ModelInfo } from '../dist/native.js'
 import { assistant, filler, snapshot, tool, user } from './compact-fixtures.js'
 
 /** usable = 10000 − 2000 = 8000 tokens. */

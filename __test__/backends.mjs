@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
-import { SessionStore, sessionFiles } from '../dist/index.js'
-import { PostgresSessionStore } from '../dist/postgres/index.js'
-import { RedisSessionStore } from '../dist/redis/index.js'
+import { SessionFile, fileStore } from '../dist/index.js'
+import { PostgresSession } from '../dist/postgres/index.js'
+import { RedisSession } from '../dist/redis/index.js'
 import { startPostgres, startRedis } from './servers.mjs'
 
 export const BACKENDS = ['file', 'postgres', 'redis']
@@ -19,17 +19,17 @@ export const TEST_LEASE_MS = 1_500
  * stores' open options (`create`, `readOnly`, `session`).
  */
 export function openStore(backend, target, id, options = {}) {
-  if (backend === 'file') return SessionStore.openAsync(join(target, `${id}.jsonl`), options)
-  if (backend === 'postgres') return PostgresSessionStore.open({ connectionString: target, poolConfig: { max: 2 }, id, ...options })
-  if (backend === 'redis') return RedisSessionStore.open({ url: target, leaseMs: TEST_LEASE_MS, id, ...options })
+  if (backend === 'file') return SessionFile.openAsync(join(target, `${id}.jsonl`), options)
+  if (backend === 'postgres') return PostgresSession.open({ connectionString: target, poolConfig: { max: 2 }, id, ...options })
+  if (backend === 'redis') return RedisSession.open({ url: target, leaseMs: TEST_LEASE_MS, id, ...options })
   throw new Error(`unknown backend ${backend}`)
 }
 
-/** The sessions of `backend` at `target` as an `OpenSessionLog` (the AI SDK middleware's `store`). */
+/** The sessions of `backend` at `target` as an `SessionStore` (the AI SDK middleware's `store`). */
 export function sessionsOf(backend, target) {
-  if (backend === 'file') return sessionFiles(target)
-  if (backend === 'postgres') return PostgresSessionStore.sessions({ connectionString: target })
-  if (backend === 'redis') return RedisSessionStore.sessions({ url: target, leaseMs: TEST_LEASE_MS })
+  if (backend === 'file') return fileStore(target)
+  if (backend === 'postgres') return PostgresSession.sessions({ connectionString: target })
+  if (backend === 'redis') return RedisSession.sessions({ url: target, leaseMs: TEST_LEASE_MS })
   throw new Error(`unknown backend ${backend}`)
 }
 
@@ -45,8 +45,8 @@ export async function startBackend(backend, { durable = false } = {}) {
   }
   const server = backend === 'postgres' ? await startPostgres({ durable }) : await startRedis()
   try {
-    if (backend === 'postgres') await PostgresSessionStore.setup({ connectionString: server.url })
-    else await RedisSessionStore.setup({ url: server.url })
+    if (backend === 'postgres') await PostgresSession.setup({ connectionString: server.url })
+    else await RedisSession.setup({ url: server.url })
   } catch (e) {
     await server.stop()
     throw e

@@ -3,7 +3,8 @@ import { asSchema, generateText, jsonSchema } from 'ai'
 import { MockLanguageModelV2 } from 'ai/test'
 import { describe, expect, it } from 'vitest'
 
-import { Session, budgetNotices, contextBudget, contextBudgetTool } from '../dist/index.js'
+import { Session, contextBudget, contextBudgetTool } from '../dist/index.js'
+import { budgetNotices } from '../dist/budget.js'
 import { assistant, options, user } from './compact-fixtures.js'
 
 describe('contextBudgetTool', () => {

@@ -4,8 +4,10 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 
-import { AutoCompactor, Session, prune } from '../dist/index.js'
-import type { CompactionConfig, Message, ModelCost, ModelInfo, SessionOptions } from '../dist/index.js'
+import { AutoCompactor, Session } from '../dist/index.js'
+import { prune } from '../dist/native.js'
+import type { CompactionConfig, Message, SessionOptions } from '../dist/index.js'
+import type { ModelCost, ModelInfo } from '../dist/native.js'
 import { assistant, filler, snapshot, tool, user } from './compact-fixtures.js'
 
 /** usable = 100000 − 10000 = 90000 tokens. */

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 import { Session, importTranscript, turns } from '../native.js'
 import type { AnthropicRequest, Message, ModelMessage, OpenAIChatMessage, SessionOptions } from '../native.js'
-import { TEMPLATES } from '../dist/index.js'
+import { TEMPLATES } from '../dist/templates.js'
 import { CLI, ROOT, cli, type Run } from './cli-run.js'
 import { FakeOpenAI } from './fake-openai.js'
 
@@ -33,7 +33,7 @@ function windowOptions(context = 200_000, extra: Partial<SessionOptions> = {}): 
 }
 
 function nativeSession(file: string, options: SessionOptions): { session: Session; messages: Message[]; imported: ReturnType<typeof importTranscript> } {
-  const imported = importTranscript(file)
+  const imported = importTranscript({ path: file })
   return { session: Session.fromMessages(imported.messages, options), messages: imported.messages, imported }
 }
 
@@ -217,7 +217,7 @@ describe('contextfold inspect', () => {
   it('counts the system prompt a transcript records as the middleware does, and names the files of the largest tool outputs', async () => {
     const file = corpus('codex/agentv-019ed836-small.jsonl')
     const report = await json(['inspect', file, '--tokenizer', 'o200k'])
-    const imported = importTranscript(file)
+    const imported = importTranscript({ path: file })
     const system = imported.overhead?.system
     expect(system?.[0]).toMatch(/^You are Codex/)
     const session = Session.fromMessages(imported.messages, windowOptions(200_000, { tokenizer: 'o200k' }))
@@ -368,7 +368,7 @@ describe('contextfold inspect', () => {
 
   it('import warnings are listed with their line numbers', async () => {
     const file = corpus('openai-chat/swesmith-ft-xml-3convs.jsonl')
-    const expected = importTranscript(file).warnings
+    const expected = importTranscript({ path: file }).warnings
     expect(expected.length).toBeGreaterThan(0)
     const report = await json(['inspect', file])
     expect(report.warnings).toEqual(expected)
@@ -443,7 +443,7 @@ describe('contextfold compact (extractive)', () => {
 
     const lines = readFileSync(out, 'utf8').trimEnd().split('\n')
     const written = lines.map((l) => JSON.parse(l) as Message)
-    const original = importTranscript(CLAUDE).messages
+    const original = importTranscript({ path: CLAUDE }).messages
     expect(written).toHaveLength(original.length + 3) // request, summary, continue
     expect(written.slice(0, original.length).map((m) => m.id)).toEqual(original.map((m) => m.id))
     expect(written[original.length + 1]).toMatchObject({ role: 'assistant', summary: true, finish: 'stop' })
@@ -464,7 +464,7 @@ describe('contextfold compact (extractive)', () => {
     }
     const out = join(dir, 'no-continue.jsonl')
     const report = await json(['compact', PI, '--context', '30000', '--no-continue', '--out', out, '--out-format', 'messages'])
-    expect(report.out).toEqual({ path: out, format: 'messages', messages: importTranscript(PI).messages.length + 2 })
+    expect(report.out).toEqual({ path: out, format: 'messages', messages: importTranscript({ path: PI }).messages.length + 2 })
     const last = JSON.parse(readFileSync(out, 'utf8').trimEnd().split('\n').pop()!) as Message
     expect(last.summary).toBe(true)
   })
@@ -593,7 +593,7 @@ describe('contextfold convert', () => {
   })
 
   it('inspect and convert read AI SDK UIMessages (ai-sdk-ui)', async () => {
-    const imported = importTranscript(UI_CHAT)
+    const imported = importTranscript({ path: UI_CHAT })
     expect(imported.format).toBe('ai-sdk-ui')
     expect(imported.warnings).toEqual([])
     const report = await json(['inspect', UI_CHAT])
@@ -675,10 +675,10 @@ describe('contextfold convert', () => {
     const r = await cli(['convert', CLAUDE, '--to', 'contextfold'])
     expect(r.code).toBe(0)
     const lines = r.stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as Message)
-    expect(lines).toEqual(importTranscript(CLAUDE).messages)
+    expect(lines).toEqual(importTranscript({ path: CLAUDE }).messages)
     const arr = await json<{ length: number }>(['convert', PI, '--to', 'contextfold'])
     expect(Array.isArray(arr)).toBe(true)
-    expect(arr.length).toBe(importTranscript(PI).messages.length)
+    expect(arr.length).toBe(importTranscript({ path: PI }).messages.length)
   })
 
   it('a Codex view_image result: its image counts as media, --strip-media leaves no base64 behind', async () => {
@@ -786,7 +786,7 @@ describe('errors and exit codes', () => {
     const chat = join(ROOT, '__test__', 'fixtures', 'transcripts', 'gemini-cli-saved-chat.json')
     const detected = await json(['inspect', chat])
     expect(detected.format).toBe('gemini-cli')
-    expect(detected.messages.total).toBe(importTranscript(chat).messages.length)
+    expect(detected.messages.total).toBe(importTranscript({ path: chat }).messages.length)
     expect(detected.compactions).toBe(1)
     expect((await json(['inspect', chat, '--format', 'gemini-cli'])).messages).toEqual(detected.messages)
     const wrong = await cli(['inspect', chat, '--format', 'openai-chat'])

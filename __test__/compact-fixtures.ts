@@ -1,6 +1,7 @@
 // Sessions and small helpers for the compact() / summarizer / AutoCompactor specs (built package entry).
 import { Session } from '../dist/index.js'
-import type { CompactionConfig, Message, ModelInfo, Part, SessionOptions, ToolState } from '../dist/index.js'
+import type { CompactionConfig, Message, Part, SessionOptions, ToolState } from '../dist/index.js'
+import type { ModelInfo } from '../dist/native.js'
 
 /** usable = 32000 − 4000 = 28000. */
 export const MODEL: ModelInfo = { providerID: 'test', modelID: 'test-model', limit: { context: 32_000, output: 4_000 } }

@@ -1,7 +1,8 @@
 // compact() against a real OpenAI-compatible HTTP server on 127.0.0.1, through openAICompatibleSummarizer.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
-import { CONTINUE_TEXT, SUMMARY_HEADER, compact, openAICompatibleSummarizer } from '../dist/index.js'
+import { compact, openAICompatibleSummarizer } from '../dist/index.js'
+import { CONTINUE_TEXT, SUMMARY_HEADER } from '../dist/prompt.js'
 import type { Session, Summarizer } from '../dist/index.js'
 import { smallSession, snapshot } from './compact-fixtures.js'
 import { FakeOpenAI, countLines, section } from './fake-openai.js'

@@ -5,14 +5,8 @@ import { fileURLToPath } from 'node:url'
 
 import { describe, expect, it } from 'vitest'
 
-import {
-  CONTINUE_TEXT,
-  MEDIA_NOTICE,
-  Session,
-  compact,
-  extractiveSummarizer,
-  filterCompacted,
-} from '../dist/index.js'
+import { Session, compact, extractiveSummarizer, filterCompacted } from '../dist/index.js'
+import { CONTINUE_TEXT, MEDIA_NOTICE } from '../dist/prompt.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../dist/index.js'
 import {
   CONSTRAINT,
@@ -490,13 +484,13 @@ describe('extractive summarizer as a plain summarizer', () => {
 })
 
 describe('package entry points', () => {
-  it('`contextfold` and `contextfold/effect` resolve to the built ESM entries, `contextfold/native` to the addon', () => {
+  it('`contextfold` and `contextfold/effect` resolve to the built ESM entries; the addon is not an entry of its own', () => {
     const root = fileURLToPath(new URL('..', import.meta.url))
     const script = `
       const cf = await import('contextfold')
       const fx = await import('contextfold/effect')
-      const native = await import('contextfold/native')
-      const ok = typeof cf.compact === 'function' && typeof cf.Session === 'function' && cf.Session === native.Session
+      const internal = await import('contextfold/native').then(() => 'exported', (e) => e.code)
+      const ok = typeof cf.compact === 'function' && typeof cf.Session === 'function' && internal === 'ERR_PACKAGE_PATH_NOT_EXPORTED'
         && typeof cf.AutoCompactor === 'function' && typeof fx.layer === 'function' && typeof fx.Compactor === 'function'
       console.log(ok ? 'OK' : 'MISSING')`
     const out = spawnSync(process.execPath, ['--input-type=module', '-e', script], { cwd: root, encoding: 'utf8' })

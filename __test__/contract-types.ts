@@ -1,31 +1,8 @@
 // Type tests for the native contract (native.d.ts: generated from the Rust declarations, plus the
 // hand-written shapes), checked by `tsc -p __test__/tsconfig.json` (npm run typecheck), never run:
 // right uses compile; wrong roles, wrong formats and missing fields are errors.
-import {
-  compact,
-  importTranscript,
-  isStoreHeader,
-  Session,
-  SessionStore,
-  toModelMessages,
-  transcriptFormats,
-  unknownPart,
-  type AnthropicRequest,
-  type CompactionResult,
-  type CompactionConfig,
-  type CompactionPlan,
-  type ImportResult,
-  type Message,
-  type ModelMessage,
-  type OpenAIChatMessage,
-  type Part,
-  type PrepareOptions,
-  type SessionOptions,
-  type StoreHeader,
-  type StoreOptions,
-  type SummaryInput,
-  type TranscriptFormat,
-} from '../dist/index.js'
+import { compact, importTranscript, Session, SessionFile, toModelMessages, unknownPart, type CompactionResult, type CompactionConfig, type CompactionPlan, type ImportResult, type Message, type ModelMessage, type Part, type SessionOptions, type StoreOptions, type TranscriptFormat } from '../dist/index.js'
+import { isStoreHeader, transcriptFormats, type AnthropicRequest, type OpenAIChatMessage, type PrepareOptions, type StoreHeader, type SummaryInput } from '../dist/native.js'
 
 const model = { limit: { context: 200_000, output: 32_000 } }
 const messages: Message[] = [{ id: 'u1', role: 'user', parts: [{ type: 'text', id: 'p1', text: 'hi' }] }]
@@ -109,9 +86,9 @@ export async function compacted(session: Session): Promise<number> {
 }
 
 export const formats: TranscriptFormat[] = transcriptFormats()
-export const imported: ImportResult = importTranscript('[]', { format: 'claude-code' })
+export const imported: ImportResult = importTranscript({ text: '[]' }, { format: 'claude-code' })
 // @ts-expect-error not a transcript format
-importTranscript('[]', { format: 'claude' })
+importTranscript({ text: '[]' }, { format: 'claude' })
 
 // The result type follows `format`.
 export const aiSdk: ModelMessage[] = toModelMessages(messages)
@@ -145,7 +122,7 @@ export const stores: StoreOptions[] = [
   { durability: 'never' },
 ]
 
-export function headers(store: SessionStore, line: string): StoreHeader | null {
+export function headers(store: SessionFile, line: string): StoreHeader | null {
   const header = store.header
   const version: number | undefined = header?.version
   void version

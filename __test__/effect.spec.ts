@@ -2,7 +2,7 @@
 import { Effect, Exit, Fiber } from 'effect'
 import { describe, expect, it } from 'vitest'
 
-import { Compactor, compact, layer, make, summarizerFromEffect } from '../dist/effect.js'
+import { Compactor, compactEffect, layer, make, summarizerFromEffect } from '../dist/effect.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../dist/index.js'
 import { smallSession, snapshot } from './compact-fixtures.js'
 
@@ -32,7 +32,7 @@ describe('contextfold/effect', () => {
       return { text: '## 1. Primary Request and Intent\n- x' }
     }
     const result = await Effect.runPromise(
-      compact(s, { template: 'claude-code', autoContinue: false }).pipe(Effect.provide(layer({ summarizer: recording, template: 'hermes' }))),
+      compactEffect(s, { template: 'claude-code', autoContinue: false }).pipe(Effect.provide(layer({ summarizer: recording, template: 'hermes' }))),
     )
     expect(seen[0]!.template).toBe('claude-code')
     expect(result.messages).toHaveLength(2)
@@ -45,18 +45,19 @@ describe('contextfold/effect', () => {
   })
 
   it.each([
-    [401, 'AuthError'],
+    [401, 'AuthFailed'],
     [429, 'RateLimited'],
   ] as const)('HTTP %i fails with the tagged error %s, session unchanged', async (status, tag) => {
     const s = smallSession()
     const before = snapshot(s)
     const error = await Effect.runPromise(Effect.flip(make({ summarizer: failing(status) }).compact(s)))
     expect(error._tag).toBe(tag)
+    expect(error.code).toBe(status === 401 ? 'CF_AUTH' : 'CF_RATE_LIMITED')
     expect(error.message).toContain(`HTTP ${status}`)
     expect(snapshot(s)).toEqual(before)
   })
 
-  it('network errors are NetworkError; catchTag recovers', async () => {
+  it('network errors are NetworkFailed; catchTag recovers', async () => {
     const s = smallSession()
     const network: Summarizer = async () => {
       throw new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })
@@ -66,10 +67,10 @@ describe('contextfold/effect', () => {
         .compact(s)
         .pipe(
           Effect.map((r) => r.status as string),
-          Effect.catchTag('NetworkError', (e) => Effect.succeed(`recovered: ${e._tag}`)),
+          Effect.catchTag('NetworkFailed', (e) => Effect.succeed(`recovered: ${e._tag} ${e.code}`)),
         ),
     )
-    expect(out).toBe('recovered: NetworkError')
+    expect(out).toBe('recovered: NetworkFailed CF_NETWORK')
   })
 
   it('with fallback: false, an unusable answer is SummaryFailed with its code', async () => {

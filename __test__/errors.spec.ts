@@ -191,3 +191,62 @@ describe('CF_INVALID_ARGUMENT', () => {
     }
   })
 })
+
+describe('one error family', () => {
+  it('isContextfoldError takes the native errors and the ContextfoldErrors, narrowing code to ErrorCode', async () => {
+    const { ContextfoldError, isContextfoldError } = await import('../dist/index.js')
+    const s = new Session({ model: MODEL })
+    s.append(user('u1', 'hi'))
+    let native: unknown
+    try {
+      s.append(user('u1', 'again'))
+    } catch (e) {
+      native = e
+    }
+    expect(isContextfoldError(native)).toBe(true)
+    if (isContextfoldError(native)) {
+      const code: import('../dist/index.js').ErrorCode = native.code
+      expect(code).toBe('CF_DUPLICATE_ID')
+    }
+    expect(ContextfoldError.isInstance(native)).toBe(false)
+
+    const ts = new ContextfoldError('CF_RATE_LIMITED', 'slow down', { status: 429 })
+    expect(isContextfoldError(ts)).toBe(true)
+    expect(ContextfoldError.isInstance(ts)).toBe(true)
+    expect(ts).toBeInstanceOf(Error)
+    expect(ts).toMatchObject({ name: 'ContextfoldError', code: 'CF_RATE_LIMITED', status: 429, fallbackAllowed: false })
+
+    for (const other of [new Error('x'), Object.assign(new Error('x'), { code: 'ENOENT' }), { code: 'CF_IO' }, 'CF_IO', null, undefined]) {
+      expect(isContextfoldError(other)).toBe(false)
+    }
+  })
+
+  it('the check holds across realms and copies of the package, where instanceof does not', async () => {
+    const { runInNewContext } = await import('node:vm')
+    const { ContextfoldError, isContextfoldError } = await import('../dist/index.js')
+    const foreignNative = runInNewContext("Object.assign(new Error('locked'), { code: 'CF_SESSION_LOCKED' })") as unknown
+    expect(foreignNative instanceof Error).toBe(false)
+    expect(isContextfoldError(foreignNative)).toBe(true)
+    // A ContextfoldError of another copy of the package carries the same registered symbol.
+    const copy = runInNewContext(
+      "const e = new Error('copy'); e.code = 'CF_AUTH'; Object.defineProperty(e, Symbol.for('contextfold.error'), { value: true }); e",
+    ) as unknown
+    expect(ContextfoldError.isInstance(copy)).toBe(true)
+    expect(isContextfoldError(copy)).toBe(true)
+  })
+
+  it('the database stores and the summarizers raise ContextfoldErrors', async () => {
+    const { compact, ContextfoldError, isContextfoldError } = await import('../dist/index.js')
+    const { PostgresSession } = await import('../dist/postgres/index.js')
+    const open = PostgresSession.open({ id: 'x' } as never)
+    await expect(open).rejects.toSatisfy((e: unknown) => ContextfoldError.isInstance(e) && (e as { code: string }).code === 'CF_INVALID_ARGUMENT')
+    const s = new Session({ model: MODEL })
+    s.append(user('u1', 'x'.repeat(4000)))
+    const result = await compact(s, { summarizer: async () => { throw Object.assign(new Error('nope'), { status: 401 }) } })
+    expect(result.status).toBe('failed')
+    if (result.status === 'failed') {
+      expect(isContextfoldError(result.error)).toBe(true)
+      expect(result.error.code).toBe('CF_AUTH')
+    }
+  })
+})

@@ -4,7 +4,9 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 
-import { Session, compact, countTokens, extractiveSummarizer, extractiveSummary, unframeSummary } from '../dist/index.js'
+import { Session, compact, countTokens, extractiveSummarizer } from '../dist/index.js'
+import { extractiveSummary } from '../dist/summarizers/extractive.js'
+import { unframeSummary } from '../dist/prompt.js'
 import type { Message, Summarizer, SummaryRequest } from '../dist/index.js'
 
 const PROGRAMS = ['grep', 'npm', 'git', 'cargo', 'sed', 'ls', 'node', 'make']

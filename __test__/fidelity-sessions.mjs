@@ -5,7 +5,8 @@
 // compacted in turn. Facts planted: modified files, the latest request, ticket ids, commit shas,
 // the last error (inside a test runner's report, as runners print it), the user's constraints and
 // the decisions the user and the agent stated.
-import { Session, compact, extractiveSummary } from '../dist/index.js'
+import { Session, compact } from '../dist/index.js'
+import { extractiveSummary } from '../dist/summarizers/extractive.js'
 import { rng } from '../benchmark/corpus-text.mjs'
 
 /** The window every session is compacted in (usable: 48,000 − 8,000). */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { Session, SessionStore, compact, extractiveSummarizer, filterCompacted } from '../dist/index.js'
+import { Session, SessionFile, compact, extractiveSummarizer, filterCompacted } from '../dist/index.js'
 import type { CompactionPart, Summarizer, SummaryRequest } from '../dist/index.js'
 import { CONSTRAINT, LAST_ERROR, assistant, contextText, options, plantedSession, smallSession, text, tool, user } from './compact-fixtures.js'
 import { COMPACTIONS, FACT_KINDS, SHAPE_NAMES, forgetfulSummarizer, generateSession, runSession } from './fidelity-sessions.mjs'
@@ -142,7 +142,7 @@ describe('pins', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cf-pins-'))
     dirs.push(dir)
     const path = join(dir, 's.jsonl')
-    const store = SessionStore.open(path, { session: options() })
+    const store = SessionFile.open(path, { session: options() })
     const s = store.load()
     const m = user('u1', 'Remember: the staging database is read-only.')
     s.append(m)
@@ -151,7 +151,7 @@ describe('pins', () => {
     s.pinText('Release freeze until Friday')
     store.pins(s.pins())
     store.close()
-    const again = SessionStore.open(path, { readOnly: true }).load()
+    const again = SessionFile.open(path, { readOnly: true }).load()
     expect(again.pins()).toEqual(s.pins())
   })
 })
@@ -250,7 +250,7 @@ describe('microcompact prune rules', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cf-micro-'))
     dirs.push(dir)
     const opts = options({ pruneRereads: true, pruneStaleReads: true, pruneDuplicates: true })
-    const store = SessionStore.open(join(dir, 's.jsonl'), { session: opts })
+    const store = SessionFile.open(join(dir, 's.jsonl'), { session: opts })
     const s = store.load()
     for (const m of msgs) {
       s.append(m)
@@ -267,7 +267,7 @@ describe('microcompact prune rules', () => {
     expect(result.stubs[1]).toMatch(/^\[Unchanged: same content as the later read of a\.rs \(call /)
     store.prune(result)
     store.close()
-    const again = SessionStore.open(join(dir, 's.jsonl'), { readOnly: true }).load()
+    const again = SessionFile.open(join(dir, 's.jsonl'), { readOnly: true }).load()
     expect(JSON.stringify(again.toModelMessages())).toEqual(JSON.stringify(s.toModelMessages()))
     expect(JSON.stringify(s.toModelMessages())).toContain('[Stale: b.rs was modified after this read')
   })
@@ -279,14 +279,14 @@ describe('the stored compaction', () => {
     dirs.push(dir)
     const path = join(dir, 's.jsonl')
     const { session } = plantedSession()
-    const store = SessionStore.open(path, { session: options({ preserveRecentTokens: 600 }) })
+    const store = SessionFile.open(path, { session: options({ preserveRecentTokens: 600 }) })
     for (const m of session.messages()) store.append(m)
     session.pinText('Staging first, always.')
     store.pins(session.pins())
     const result = await compact(session, { summarizer: forgetful })
     for (const m of result.messages!) store.append(m)
     store.close()
-    const loaded = SessionStore.open(path, { readOnly: true }).load()
+    const loaded = SessionFile.open(path, { readOnly: true }).load()
     const request = loaded.context().find((m) => m.parts.some((p) => p.type === 'compaction'))!
     const part = request.parts.find((p) => p.type === 'compaction') as CompactionPart
     expect(part.audit).toEqual({ kept: result.audit!.kept, restored: result.audit!.restored, dropped: result.audit!.dropped })

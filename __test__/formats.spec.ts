@@ -79,8 +79,8 @@ function expectOpenAIRules(msgs: OpenAIChatMessage[]) {
 describe('importTranscript', () => {
   it('reads a file by path and the same text given directly', () => {
     const path = corpus('claude-code/entirecli-5a3bb1c8-tiny.jsonl')
-    const byPath = importTranscript(path)
-    const byText = importTranscript(readFileSync(path, 'utf8'))
+    const byPath = importTranscript({ path })
+    const byText = importTranscript({ text: readFileSync(path, 'utf8') })
     expect(byText).toEqual(byPath)
     expect(byPath.format).toBe('claude-code')
     // 4 lines: a user prompt and one response split over three lines (thinking, text, tool_use).
@@ -91,7 +91,7 @@ describe('importTranscript', () => {
   })
 
   it.each(ONE_PER_FORMAT)('detects %s', (format, file) => {
-    const r = importTranscript(corpus(file))
+    const r = importTranscript({ path: corpus(file) })
     expect(r.format).toBe(format)
     expect(r.messages.length).toBeGreaterThan(0)
     const s = r.stats
@@ -102,30 +102,30 @@ describe('importTranscript', () => {
 
   it('detects opencode exports, and takes an explicit format', () => {
     const text = JSON.stringify(OPENCODE_EXPORT, null, 2)
-    const r = importTranscript(text)
+    const r = importTranscript({ text })
     expect(r.format).toBe('opencode')
     expect(r.messages.map((m) => m.id)).toEqual(['msg_u', 'msg_a'])
-    expect(importTranscript(text, { format: 'opencode' })).toEqual(r)
+    expect(importTranscript({ text }, { format: 'opencode' })).toEqual(r)
   })
 
   it('reports malformed lines as warnings with their line numbers', () => {
     const good = (uuid: string, parent: string | null, text: string) =>
       JSON.stringify({ type: 'user', uuid, parentUuid: parent, message: { role: 'user', content: text } })
     const text = [good('a', null, 'one'), '{"type": "user", "uuid": "b", "message": {', good('c', 'a', 'two'), 'not json at all'].join('\n')
-    const r = importTranscript(text)
+    const r = importTranscript({ text })
     expect(r.messages.map((m) => m.parts[0])).toMatchObject([{ text: 'one' }, { text: 'two' }])
     expect(r.warnings.map((w) => w.line)).toEqual([2, 4])
     expect(r.warnings[0].message).toMatch(/malformed JSON/)
   })
 
   it('reads the corpus file with two objects on one line without a warning', () => {
-    const r = importTranscript(corpus('claude-code/entirecli-86cc3044-2malformed-lines.jsonl'))
+    const r = importTranscript({ path: corpus('claude-code/entirecli-86cc3044-2malformed-lines.jsonl') })
     expect(r.warnings).toEqual([])
     expect(r.stats.records).toBe(205)
   })
 
   it('recognises compactions already in the file and hides what they hid', () => {
-    const r = importTranscript(corpus('claude-code/entirecli-6113e919-3compactions.jsonl'))
+    const r = importTranscript({ path: corpus('claude-code/entirecli-6113e919-3compactions.jsonl') })
     expect(r.stats.compactions).toBe(3)
     const visible = filterCompacted(r.messages)
     const lastRequest = r.messages.findLastIndex((m) => m.parts.some((p) => p.type === 'compaction'))
@@ -136,7 +136,7 @@ describe('importTranscript', () => {
   it('gives unanswered calls the interrupted result', () => {
     // 18 calls of aborted or failed turns never got a result; the failed answers (16 calls) are
     // left out of model messages, the aborted ones that produced output are sent.
-    const r = importTranscript(corpus('pi/pi-mono-large-session-v1.jsonl'))
+    const r = importTranscript({ path: corpus('pi/pi-mono-large-session-v1.jsonl') })
     const pending = (m: Message) => m.parts.filter((p: any) => p.type === 'tool' && p.state.status === 'pending').length
     expect(r.messages.reduce((n, m) => n + pending(m), 0)).toBe(18)
     const sent = r.messages.filter((m) => !m.error || m.error.name === 'MessageAbortedError')
@@ -151,23 +151,28 @@ describe('importTranscript', () => {
   })
 
   it('fails with coded errors on unreadable input', () => {
-    expect(() => importTranscript('/no/such/file.jsonl')).toThrow(expect.objectContaining({ code: 'CF_NOT_FOUND' }))
-    expect(() => importTranscript('{"hello": 1}')).toThrow(expect.objectContaining({ code: 'CF_UNKNOWN_FORMAT' }))
-    expect(() => importTranscript('[]', { format: 'nope' as any })).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
+    expect(() => importTranscript({ path: '/no/such/file.jsonl' })).toThrow(expect.objectContaining({ code: 'CF_NOT_FOUND' }))
+    expect(() => importTranscript({ text: '{"hello": 1}' })).toThrow(expect.objectContaining({ code: 'CF_UNKNOWN_FORMAT' }))
+    expect(() => importTranscript({ text: '[]' }, { format: 'nope' as any })).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT' }))
+    // The source says what it is: a path is never read as text, nor text as a path.
+    expect(() => importTranscript({ text: '/no/such/file.jsonl' })).toThrow(expect.objectContaining({ code: 'CF_UNKNOWN_FORMAT' }))
+    for (const bad of ['[]', {}, { path: 'a.jsonl', text: '[]' }, { path: 1 }, null]) {
+      expect(() => importTranscript(bad as any)).toThrow(expect.objectContaining({ code: 'CF_INVALID_ARGUMENT', message: expect.stringContaining('{ path: string } or { text: string }') }))
+    }
   })
 
   it('has an async variant that can be aborted', async () => {
     const path = corpus('codex/agentv-019ed99c-3compactions.jsonl')
-    const r: ImportResult = await importTranscriptAsync(path)
-    expect(r).toEqual(importTranscript(path))
+    const r: ImportResult = await importTranscriptAsync({ path })
+    expect(r).toEqual(importTranscript({ path }))
     const ac = new AbortController()
     ac.abort()
-    await expect(importTranscriptAsync(path, undefined, ac.signal)).rejects.toMatchObject({ name: 'AbortError', code: 'CF_ABORTED' })
+    await expect(importTranscriptAsync({ path }, undefined, ac.signal)).rejects.toMatchObject({ name: 'AbortError', code: 'CF_ABORTED' })
   })
 })
 
 describe('toModelMessages formats', () => {
-  const imported = ONE_PER_FORMAT.map(([, file]) => importTranscript(corpus(file)).messages)
+  const imported = ONE_PER_FORMAT.map(([, file]) => importTranscript({ path: corpus(file) }).messages)
 
   it('anthropic: starts with a user message, alternates roles, results follow their calls', () => {
     for (const msgs of imported) {
@@ -205,7 +210,7 @@ describe('toModelMessages formats', () => {
   })
 
   it('works on a Session too, and rejects unknown formats', () => {
-    const r = importTranscript(corpus('pi/pi-mono-session-custom-tool-v1.jsonl'))
+    const r = importTranscript({ path: corpus('pi/pi-mono-session-custom-tool-v1.jsonl') })
     const s = Session.fromMessages(r.messages, { model: MODEL, tokenizer: 'estimate' })
     expectAiSdkPairs(s.toModelMessages())
     expectAnthropicRules(s.toModelMessages({ format: 'anthropic' }))
@@ -224,7 +229,7 @@ const tools = (msgs: Message[]) => msgs.flatMap((m) => m.parts.filter((p): p is 
 
 describe('importTranscript on shapes the corpus lacks', () => {
   it('claude-code: parallel calls chained through a result or a progress line stay, with their results', () => {
-    const r = importTranscript(fixture('claude-code-parallel-calls.jsonl'))
+    const r = importTranscript({ path: fixture('claude-code-parallel-calls.jsonl') })
     expect(tools(r.messages).map((t) => [t.callID, t.state.status])).toEqual([
       ['toolu_A', 'completed'],
       ['toolu_B', 'completed'],
@@ -236,7 +241,7 @@ describe('importTranscript on shapes the corpus lacks', () => {
   })
 
   it('codex: a view_image output is an image attachment: media, stripped by stripMedia, never base64 text', () => {
-    const r = importTranscript(fixture('codex-view-image.jsonl'))
+    const r = importTranscript({ path: fixture('codex-view-image.jsonl') })
     const view = tools(r.messages).find((t) => t.callID === 'call_view1')!
     expect(view.state).toMatchObject({ status: 'completed', output: '', attachments: [{ mime: 'image/png' }] })
     const s = Session.fromMessages(r.messages, { model: MODEL, tokenizer: 'o200k' })
@@ -251,7 +256,7 @@ describe('importTranscript on shapes the corpus lacks', () => {
   })
 
   it('claude-code: microcompact boundaries clear images and error results from the context and the output', () => {
-    const r = importTranscript(fixture('claude-code-microcompact-images.jsonl'))
+    const r = importTranscript({ path: fixture('claude-code-microcompact-images.jsonl') })
     expect(r.warnings).toEqual([])
     const files = r.messages.flatMap((m) => m.parts.filter((p) => p.type === 'file'))
     expect(files.length).toBe(2)
@@ -267,19 +272,19 @@ describe('importTranscript on shapes the corpus lacks', () => {
   })
 
   it('gemini-cli: a saved chat (Content[]) is detected and read, its state snapshot a compaction', () => {
-    const r = importTranscript(fixture('gemini-cli-saved-chat.json'))
+    const r = importTranscript({ path: fixture('gemini-cli-saved-chat.json') })
     expect(r.format).toBe('gemini-cli')
     expect(r.stats.compactions).toBe(1)
-    expect(importTranscript(fixture('gemini-cli-saved-chat.json'), { format: 'gemini-cli' })).toEqual(r)
+    expect(importTranscript({ path: fixture('gemini-cli-saved-chat.json') }, { format: 'gemini-cli' })).toEqual(r)
     const visible = filterCompacted(r.messages)
     expect(visible[1]).toMatchObject({ role: 'assistant', summary: true })
     expect(visible.length).toBe(r.messages.length)
     expect(tools(r.messages).every((t) => t.state.status === 'completed' || t.state.status === 'error')).toBe(true)
-    expect(importTranscript(fixture('gemini-cli-session.jsonl')).messages.map((m) => m.id)).toEqual(['m1', 'm2', 'm5', 'm6'])
+    expect(importTranscript({ path: fixture('gemini-cli-session.jsonl') }).messages.map((m) => m.id)).toEqual(['m1', 'm2', 'm5', 'm6'])
   })
 
   it('openhands: reasoning_content is reasoning', () => {
-    const r = importTranscript(fixture('openhands-v1-reasoning.json'))
+    const r = importTranscript({ path: fixture('openhands-v1-reasoning.json') })
     const reasoning = r.messages.flatMap((m) => m.parts.filter((p) => p.type === 'reasoning'))
     expect(reasoning.length).toBe(4)
   })
@@ -288,7 +293,7 @@ describe('importTranscript on shapes the corpus lacks', () => {
     ['kimi-cli-usage.jsonl', 3822],
     ['copilot-cli-usage.jsonl', 18498],
   ])('%s: the usage the agent recorded is what the session counts', (file, recorded) => {
-    const r = importTranscript(fixture(file))
+    const r = importTranscript({ path: fixture(file) })
     const s = Session.fromMessages(r.messages, { model: MODEL, tokenizer: 'o200k' })
     expect(s.usage()).toMatchObject({ tokens: recorded, source: 'usage' })
   })

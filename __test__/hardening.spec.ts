@@ -60,7 +60,7 @@ describe('adversarial files and histories', () => {
     const line = (text: string) =>
       Buffer.from(JSON.stringify({ role: 'user', content: text }) + '\n', 'utf8')
     writeFileSync(path, Buffer.concat([line('first'), Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d, 0x0a]), line('second')]))
-    const r = importTranscript(path, { format: 'openai-chat' })
+    const r = importTranscript({ path }, { format: 'openai-chat' })
     expect(r.warnings.some((w) => /UTF-8/.test(w.message))).toBe(true)
     expect(r.messages.length).toBeGreaterThan(0)
   })
@@ -71,7 +71,7 @@ describe('adversarial files and histories', () => {
       { type: 'user', uuid: 'a', parentUuid: 'b', sessionId: 's', message: { role: 'user', content: 'hello' } },
       { type: 'assistant', uuid: 'b', parentUuid: 'a', sessionId: 's', message: { id: 'r1', role: 'assistant', content: [{ type: 'text', text: 'hi' }] } },
     ]
-    const r = importTranscript(lines.map((l) => JSON.stringify(l)).join('\n'), { format: 'claude-code' })
+    const r = importTranscript({ text: lines.map((l) => JSON.stringify(l)).join('\n') }, { format: 'claude-code' })
     expect(r.warnings.some((w) => /loop/i.test(w.message))).toBe(true)
     expect(r.messages.length).toBeLessThanOrEqual(2)
   })

@@ -148,7 +148,7 @@ describe('large message lists', () => {
       JSON.stringify({ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'bash', arguments: '{"cmd":"make"}' } }] }),
       JSON.stringify({ role: 'tool', tool_call_id: 'c1', content: big }),
     ].join('\n')
-    const imported = importTranscript(text)
+    const imported = importTranscript({ text })
     const tools = imported.messages.flatMap((m) => m.parts).filter((p): p is ToolPart => p.type === 'tool')
     const outputs = tools.flatMap((p) => (p.state.status === 'completed' ? [p.state.output] : []))
     expect(outputs).toEqual([big])

@@ -12,7 +12,8 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
-import { Session, importTranscript, type ModelMessageLike, type SessionOptions, type ToolPart } from '../dist/index.js'
+import { Session, importTranscript, type SessionOptions, type ToolPart } from '../dist/index.js'
+import { type ModelMessageLike } from '../dist/native.js'
 
 const OPTIONS: SessionOptions = { model: { limit: { context: 200_000, output: 32_000 } }, tokenizer: 'o200k' }
 
@@ -237,7 +238,7 @@ describe('importTranscript: ai-sdk', () => {
   it('detects a ModelMessage array and { messages } and imports tool calls', async () => {
     const all = await v5Loop()
     for (const text of [JSON.stringify(all), JSON.stringify({ messages: all })]) {
-      const r = importTranscript(text)
+      const r = importTranscript({ text })
       expect(r.format).toBe('ai-sdk')
       expect(r.stats.toolCalls).toBe(2)
       expect(r.messages.flatMap((m) => m.parts).filter((p) => p.type === 'tool')).toHaveLength(2)

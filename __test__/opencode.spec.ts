@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
-import { FACTS_HEADER } from '../dist/opencode/index.js'
+import { FACTS_HEADER } from '../dist/opencode/facts.js'
 import { FakeOpenAI, type Received, type Reply, type ToolCall } from './fake-openai.js'
 import { OPENCODE_VERSION, contentText, kindOf, makeProject, mappedAddons, opencodeBinary, removeProject, runOpencode, sessionOf, type RunResult } from './opencode-agent.js'
 

@@ -173,8 +173,8 @@ describe.each([
     }
     const node10 = tsc({ module: 'esnext', moduleResolution: 'node' })
     const unresolved = [...node10.stdout.matchAll(/Cannot find module '([^']+)'/g)].map((m) => m[1])
-    // node10 reads files, not `exports`: it finds `contextfold` (package.json's `types`) and `contextfold/native` (native.d.ts at the root).
-    expect(unresolved.sort()).toEqual(entries.filter((e) => e !== 'contextfold' && e !== 'contextfold/native').sort())
+    // node10 reads files, not `exports`: it finds only `contextfold` (package.json's `types`).
+    expect(unresolved.sort()).toEqual(entries.filter((e) => e !== 'contextfold').sort())
   })
 
   it('require, import, every subpath and a Session round trip give what the clone gives', () => {
@@ -205,7 +205,7 @@ describe('failures a user can act on', () => {
 
   it('no binary for the platform: require throws one coded error naming the platform, the targets and how to build', () => {
     expect(existsSync(join(app, 'node_modules', PLATFORM_PACKAGE))).toBe(false)
-    const r = run(process.execPath, ['-e', "try { require('contextfold/native') } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }"], app)
+    const r = run(process.execPath, ['-e', "import('contextfold').catch((e) => console.log(JSON.stringify({ code: e.code, message: e.message })))"], app)
     const error = JSON.parse(r.stdout) as { code: string; message: string }
     expect(error.code).toBe('CF_NATIVE_MISSING')
     expect(error.message).toContain('linux-x64-gnu')
@@ -223,7 +223,7 @@ describe('failures a user can act on', () => {
     const pkgPath = join(other, 'node_modules', 'contextfold', 'package.json')
     const { packedLocally: _, ...published } = JSON.parse(readFileSync(pkgPath, 'utf8')) as Record<string, unknown>
     writeFileSync(pkgPath, JSON.stringify(published))
-    const r = run(process.execPath, ['-e', "try { require('contextfold/native') } catch (e) { console.log(e.message) }"], other)
+    const r = run(process.execPath, ['-e', "import('contextfold').catch((e) => console.log(e.message))"], other)
     expect(r.stdout).toContain('--omit=optional')
     expect(r.stdout).toContain(`npm install ${PLATFORM_PACKAGE}@${PKG.version}`)
     expect(r.stdout).not.toContain('pack:local')
@@ -245,7 +245,7 @@ describe('failures a user can act on', () => {
     const pkg = JSON.parse(readFileSync(pkgPath, 'utf8')) as { napi: { targets: string[] } }
     pkg.napi.targets = pkg.napi.targets.filter((t) => t !== 'x86_64-unknown-linux-gnu')
     writeFileSync(pkgPath, JSON.stringify(pkg))
-    const r = run(process.execPath, ['-e', "try { require('contextfold/native') } catch (e) { console.log(e.message) }"], other)
+    const r = run(process.execPath, ['-e', "import('contextfold').catch((e) => console.log(e.message))"], other)
     expect(r.stdout).toContain('contextfold has no native binary for linux-x64-gnu')
     expect(r.stdout).toContain('prebuilt binaries for linux-arm64-gnu, darwin-x64, darwin-arm64, win32-x64-msvc')
   })
@@ -273,7 +273,7 @@ describe('the loader picks the platform package, checks its version, then a loca
   })
 
   const loaded = (cwd: string) =>
-    run(process.execPath, ['-e', "try { require('contextfold/native'); console.log(JSON.stringify(process.report.getReport().sharedObjects.filter((f) => f.endsWith('.node')))) } catch (e) { console.log(JSON.stringify({ code: e.code, message: e.message })) }"], cwd)
+    run(process.execPath, ['-e', "import('contextfold').then(() => console.log(JSON.stringify(process.report.getReport().sharedObjects.filter((f) => f.endsWith('.node')))), (e) => console.log(JSON.stringify({ code: e.code, message: e.message })))"], cwd)
 
   it('a build beside the loader does not shadow the platform package', () => {
     const copy = join(dir, 'app-stray')

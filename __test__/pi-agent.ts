@@ -10,7 +10,7 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { SYSTEM_PROMPT } from '../dist/index.js'
+import { SYSTEM_PROMPT } from '../dist/prompt.js'
 import { createPiExtension } from '../dist/pi/index.js'
 import { convertToLlm } from '../dist/pi/convert.js'
 import { FakeOpenAI, PrefixCache, type Received } from './fake-openai.js'

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
-import { Session, type AnthropicRequest, type Message, type ToolState } from '../dist/index.js'
+import { Session, type Message, type ToolState } from '../dist/index.js'
+import { type AnthropicRequest } from '../dist/native.js'
 import { MODEL } from './helpers.js'
 
 const text = (id: string, role: Message['role'], t: string): Message => ({ id, role, parts: [{ type: 'text', id: `${id}t`, text: t }] })

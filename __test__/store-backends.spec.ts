@@ -13,8 +13,8 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 
 import { Session, filterCompacted, type Message, type SessionOptions } from '../dist/index.js'
-import { PostgresSessionStore } from '../dist/postgres/index.js'
-import { RedisSessionStore, redisKeys } from '../dist/redis/index.js'
+import { PostgresSession } from '../dist/postgres/index.js'
+import { RedisSession, redisKeys } from '../dist/redis/index.js'
 import { BACKENDS, TEST_LEASE_MS, openStore, startBackend } from './backends.mjs'
 import { MODEL, assistant, completed, expectRejectCode, ids, request, summary, tool, user, words } from './helpers.js'
 
@@ -306,7 +306,7 @@ describe('drivers load only when used', () => {
     const idle = probe('')
     expect(JSON.parse(idle.stdout), idle.stderr).toEqual([])
     // The same probe sees a driver once a store needs it (the check can fail).
-    const used = probe(`const { PostgresSessionStore } = await import('contextfold/postgres'); await PostgresSessionStore.open({ connectionString: 'postgres://127.0.0.1:1/x', id: 'x' }).catch(() => {})`)
+    const used = probe(`const { PostgresSession } = await import('contextfold/postgres'); await PostgresSession.open({ connectionString: 'postgres://127.0.0.1:1/x', id: 'x' }).catch(() => {})`)
     expect(JSON.parse(used.stdout), used.stderr).toEqual(['pg'])
   })
 })
@@ -398,18 +398,18 @@ async function foreign(backend: Backend, target: string): Promise<void> {
     await client.query('CREATE TABLE app_entries (id serial primary key, body text)')
     await client.query(`INSERT INTO app_entries (body) VALUES ('theirs')`)
     const opts = { connectionString: target, table: 'app_entries' }
-    await expectRejectCode(PostgresSessionStore.open({ ...opts, id: 'x' }), 'CF_STORE_SETUP')
-    await expectRejectCode(PostgresSessionStore.setup(opts), 'CF_STORE_SETUP')
+    await expectRejectCode(PostgresSession.open({ ...opts, id: 'x' }), 'CF_STORE_SETUP')
+    await expectRejectCode(PostgresSession.setup(opts), 'CF_STORE_SETUP')
     expect((await client.query('SELECT body FROM app_entries')).rows).toEqual([{ body: 'theirs' }])
     await client.end()
   } else {
     const client = new Redis(target)
     await client.hset('app:layout', 'x', '1')
-    await expectRejectCode(RedisSessionStore.open({ url: target, prefix: 'app:', id: 'x' }), 'CF_STORE_SETUP')
-    await expectRejectCode(RedisSessionStore.setup({ url: target, prefix: 'app:' }), 'CF_STORE_SETUP')
+    await expectRejectCode(RedisSession.open({ url: target, prefix: 'app:', id: 'x' }), 'CF_STORE_SETUP')
+    await expectRejectCode(RedisSession.setup({ url: target, prefix: 'app:' }), 'CF_STORE_SETUP')
     // A session key of another type under our prefix.
     await client.set(redisKeys('taken').log, 'not a list')
-    await expectRejectCode(RedisSessionStore.open({ url: target, id: 'taken' }), 'CF_STORE_SETUP')
+    await expectRejectCode(RedisSession.open({ url: target, id: 'taken' }), 'CF_STORE_SETUP')
     expect(await client.get(redisKeys('taken').log)).toBe('not a list')
     expect(await client.hget('app:layout', 'x')).toBe('1')
     client.disconnect()

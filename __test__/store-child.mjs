@@ -7,14 +7,14 @@
 import { createRequire } from 'node:module'
 
 const require = createRequire(import.meta.url)
-const { SessionStore } = require('../native.js')
+const { SessionFile } = require('../native.js')
 
 const [mode, path, firstArg] = process.argv.slice(2)
 const say = (line) => process.stdout.write(`${line}\n`)
 
 if (mode === 'lock') {
   try {
-    SessionStore.open(path).close()
+    SessionFile.open(path).close()
     say('opened')
   } catch (e) {
     say(e.code ?? String(e))
@@ -23,13 +23,13 @@ if (mode === 'lock') {
 }
 
 if (mode === 'hold') {
-  SessionStore.open(path)
+  SessionFile.open(path)
   say('held')
   setInterval(() => {}, 1 << 30)
 }
 
 if (mode === 'append') {
-  const store = SessionStore.open(path, { durability: 'entry' })
+  const store = SessionFile.open(path, { durability: 'entry' })
   let n = Number(firstArg)
   let seed = n * 7919 + 1
   const rand = () => {

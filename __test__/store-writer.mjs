@@ -3,7 +3,7 @@
 // Opens the session (waiting while another writer holds it), appends messages from `first` on
 // (forever, or `count` of them), and prints each id once `append` has resolved; every 25th message
 // is followed by a compaction (request + completed summary) keeping the last few messages.
-import { openLog } from '../dist/index.js'
+import { openLog } from '../dist/session-log.js'
 import { openStore } from './backends.mjs'
 
 const [backend, target, id, firstArg, countArg] = process.argv.slice(2)

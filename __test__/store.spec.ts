@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 
-import { Session, SessionStore, filterCompacted } from '../native.js'
+import { Session, SessionFile, filterCompacted } from '../native.js'
 import type { Message, SessionOptions } from '../native.js'
 import {
   MODEL,
@@ -45,10 +45,10 @@ function conversation(): Message[] {
   return msgs
 }
 
-describe('SessionStore round trip', () => {
+describe('SessionFile round trip', () => {
   it('appends, then loads the context a Session shows and every message', () => {
     const path = newPath()
-    const store = SessionStore.open(path, { session: OPTS })
+    const store = SessionFile.open(path, { session: OPTS })
     const live = new Session(OPTS)
     for (const m of conversation()) {
       store.append(m)
@@ -70,7 +70,7 @@ describe('SessionStore round trip', () => {
     store.close()
 
     // Reopened later: the header keeps the session options.
-    const again = SessionStore.open(path, { readOnly: true })
+    const again = SessionFile.open(path, { readOnly: true })
     expect(again.load().context()).toEqual(live.context())
     expect(again.load({ model: MODEL, tokenizer: 'o200k' }).context()).toEqual(live.context())
     expect(again.readOnly).toBe(true)
@@ -79,7 +79,7 @@ describe('SessionStore round trip', () => {
   it('follows a session compacted with prepareCompaction / applyCompaction, with protected and partial ranges', () => {
     const path = newPath()
     const opts: SessionOptions = { model: { ...MODEL, limit: { context: 20_000, output: 4_000 } }, tokenizer: 'estimate' }
-    const store = SessionStore.open(path, { session: opts })
+    const store = SessionFile.open(path, { session: opts })
     const live = new Session(opts)
     const add = (m: Message) => {
       live.append(m)
@@ -100,7 +100,7 @@ describe('SessionStore round trip', () => {
       store.append(sum)
     }
     const check = () => {
-      const reader = SessionStore.open(path, { readOnly: true })
+      const reader = SessionFile.open(path, { readOnly: true })
       const loaded = reader.load()
       expect(loaded.context()).toEqual(live.context())
       expect(loaded.usage()).toEqual(live.usage())
@@ -129,7 +129,7 @@ describe('SessionStore round trip', () => {
 
   it('records updates and prunes as Session.prune() returns them', () => {
     const path = newPath()
-    const store = SessionStore.open(path)
+    const store = SessionFile.open(path)
     const live = new Session({ model: MODEL, tokenizer: 'estimate', compaction: { pruneProtect: 100, pruneMinimum: 10 } })
     for (let i = 0; i < 6; i++) {
       const u = user(`u${i}`)
@@ -151,7 +151,7 @@ describe('SessionStore round trip', () => {
 
   it('records the token counts of each message; a load uses them for its tokenizer only, and never when they do not fit', () => {
     const path = newPath()
-    const store = SessionStore.open(path, { session: exact() })
+    const store = SessionFile.open(path, { session: exact() })
     const live = new Session({ ...exact(), compaction: { pruneProtect: 100, pruneMinimum: 10 } })
     for (let i = 0; i < 6; i++) {
       for (const m of [user(`u${i}`, words(80)), assistant(`a${i}`, [tool(`c${i}`, 'bash', completed(words(400)))], { finish: 'stop' })]) {
@@ -177,13 +177,13 @@ describe('SessionStore round trip', () => {
     const forged = text.replace(/"parts":\[\[(\d+),/, (_, n) => `"parts":[[${Number(n) + 1000},`)
     expect(forged).not.toBe(text)
     writeFileSync(path, forged)
-    const reader = SessionStore.open(path, { readOnly: true })
+    const reader = SessionFile.open(path, { readOnly: true })
     expect(reader.load(exact()).breakdown()).toEqual(Session.fromMessages(reader.loadAll(), exact()).breakdown())
   })
 
   it('opens and loads off the JS thread', async () => {
     const path = newPath()
-    const writer = await SessionStore.openAsync(path, { session: OPTS, durability: 'batch', batchEntries: 4 })
+    const writer = await SessionFile.openAsync(path, { session: OPTS, durability: 'batch', batchEntries: 4 })
     for (const m of conversation()) writer.append(m)
     writer.flush()
     const loaded = await writer.loadAsync()
@@ -192,14 +192,14 @@ describe('SessionStore round trip', () => {
     aborted.abort()
     const e = await expectRejectCode(writer.loadAsync(undefined, aborted.signal), 'CF_ABORTED')
     expect(e.name).toBe('AbortError')
-    await expectRejectCode(SessionStore.openAsync(join(dir, 'missing.jsonl'), { create: false }), 'CF_SESSION_NOT_FOUND')
-    await expectRejectCode(SessionStore.openAsync(path), 'CF_SESSION_LOCKED')
+    await expectRejectCode(SessionFile.openAsync(join(dir, 'missing.jsonl'), { create: false }), 'CF_SESSION_NOT_FOUND')
+    await expectRejectCode(SessionFile.openAsync(path), 'CF_SESSION_LOCKED')
     writer.close()
   })
 
   it('exports every message as plain JSONL', () => {
     const path = newPath()
-    const store = SessionStore.open(path)
+    const store = SessionFile.open(path)
     for (const m of conversation()) store.append(m)
     const out = join(dir, 'export.jsonl')
     expect(store.export(out)).toBe(conversation().length)
@@ -212,7 +212,7 @@ describe('SessionStore round trip', () => {
 describe('snapshot', () => {
   /** A never-compacted session of a little over 8 MB: texts with escapes and non-ASCII. */
   function longSession(path: string): void {
-    const store = SessionStore.open(path, { session: OPTS, durability: 'batch', batchEntries: 500 })
+    const store = SessionFile.open(path, { session: OPTS, durability: 'batch', batchEntries: 500 })
     const output = 'line of "output"\twith é and \u00a0\n'.repeat(900)
     for (let i = 0; statSync(path).size < 8.5e6; i++) {
       store.append(user(`u${i}`, `question ${i}`))
@@ -220,8 +220,8 @@ describe('snapshot', () => {
     }
     store.close()
   }
-  const context = (path: string, open: Parameters<typeof SessionStore.open>[1]) => {
-    const store = SessionStore.open(path, open)
+  const context = (path: string, open: Parameters<typeof SessionFile.open>[1]) => {
+    const store = SessionFile.open(path, open)
     const s = store.load(OPTS)
     const out = { model: s.toModelMessages(), usage: s.usage(), messages: store.loadAll() }
     store.close()
@@ -238,7 +238,7 @@ describe('snapshot', () => {
     expect(statSync(snap).size).toBeGreaterThan(5e6)
     expect(context(path, { readOnly: true })).toEqual(json)
     // Lines appended since are read from the file, after it.
-    const w = SessionStore.open(path)
+    const w = SessionFile.open(path)
     w.append(user('late', 'one more'))
     w.close()
     const after = context(path, { readOnly: true })
@@ -258,7 +258,7 @@ describe('snapshot', () => {
 describe('errors', () => {
   it('a bad message writes nothing', () => {
     const path = newPath()
-    const store = SessionStore.open(path)
+    const store = SessionFile.open(path)
     store.append(user('u1'))
     const before = readFileSync(path)
     expectCode(() => store.append({ id: 'm2', role: 'user', parts: [{ type: 'text', text: 'no id' }] } as unknown as Message), 'CF_INVALID_MESSAGE')
@@ -270,64 +270,64 @@ describe('errors', () => {
 
   it('says which file is missing, locked, read-only or closed', () => {
     const missing = join(dir, 'nope.jsonl')
-    expect(expectCode(() => SessionStore.open(missing, { create: false }), 'CF_SESSION_NOT_FOUND').message).toContain(missing)
-    expectCode(() => SessionStore.open(missing, { readOnly: true }), 'CF_SESSION_NOT_FOUND')
-    expectCode(() => SessionStore.open(newPath(), { durability: 'sometimes' as 'entry' }), 'CF_INVALID_ARGUMENT')
-    expectCode(() => SessionStore.open(newPath(), { readonly: true } as never), 'CF_INVALID_ARGUMENT')
+    expect(expectCode(() => SessionFile.open(missing, { create: false }), 'CF_SESSION_NOT_FOUND').message).toContain(missing)
+    expectCode(() => SessionFile.open(missing, { readOnly: true }), 'CF_SESSION_NOT_FOUND')
+    expectCode(() => SessionFile.open(newPath(), { durability: 'sometimes' as 'entry' }), 'CF_INVALID_ARGUMENT')
+    expectCode(() => SessionFile.open(newPath(), { readonly: true } as never), 'CF_INVALID_ARGUMENT')
     const path = newPath()
-    const store = SessionStore.open(path)
-    expectCode(() => SessionStore.open(path), 'CF_SESSION_LOCKED')
-    const reader = SessionStore.open(path, { readOnly: true })
+    const store = SessionFile.open(path)
+    expectCode(() => SessionFile.open(path), 'CF_SESSION_LOCKED')
+    const reader = SessionFile.open(path, { readOnly: true })
     expectCode(() => reader.append(user('u1')), 'CF_READ_ONLY')
     expectCode(() => reader.load(), 'CF_INVALID_ARGUMENT') // no options anywhere
     store.close()
     expectCode(() => store.append(user('u1')), 'CF_STORE_CLOSED')
     expectCode(() => store.load(OPTS), 'CF_STORE_CLOSED')
-    SessionStore.open(path).close()
+    SessionFile.open(path).close()
   })
 
   it('a corrupt middle line names its line and byte; recover skips it', () => {
     const path = newPath()
-    const store = SessionStore.open(path, { session: OPTS })
+    const store = SessionFile.open(path, { session: OPTS })
     store.append(user('u1'))
     store.close()
     const offset = statSync(path).size
     appendFileSync(path, '{"type":"message","message":{"id":"bad","role":"user"}}\n')
-    const store2 = SessionStore.open(path)
+    const store2 = SessionFile.open(path)
     store2.append(user('u2'))
     store2.close()
-    const reader = SessionStore.open(path, { readOnly: true })
+    const reader = SessionFile.open(path, { readOnly: true })
     const e = expectCode(() => reader.loadAll(), 'CF_CORRUPT_SESSION')
     expect(e.message).toContain(`line 3 (byte ${offset})`)
     expect(e.message).toContain('parts')
     expectCode(() => reader.load(), 'CF_CORRUPT_SESSION')
-    const lenient = SessionStore.open(path, { readOnly: true, recover: true })
+    const lenient = SessionFile.open(path, { readOnly: true, recover: true })
     expect(ids(lenient.loadAll())).toEqual(['u1', 'u2'])
     expect(lenient.warnings.map((w) => [w.line, w.offset])).toEqual([[3, offset]])
     // A file that is not a session is refused, and left as it was.
     const other = newPath()
     writeFileSync(other, '{"hello":"world"}\n')
-    expectCode(() => SessionStore.open(other), 'CF_CORRUPT_SESSION')
+    expectCode(() => SessionFile.open(other), 'CF_CORRUPT_SESSION')
     expect(readFileSync(other, 'utf8')).toBe('{"hello":"world"}\n')
   })
 
   it('a torn last line is ignored, reported, and cut by the next append', () => {
     const path = newPath()
-    const store = SessionStore.open(path)
+    const store = SessionFile.open(path)
     store.append(user('u1'))
     store.close()
     const good = statSync(path).size
     appendFileSync(path, '{"type":"message","message":{"id":"u2","ro')
-    const reader = SessionStore.open(path, { readOnly: true })
+    const reader = SessionFile.open(path, { readOnly: true })
     expect(ids(reader.loadAll())).toEqual(['u1'])
     expect(reader.warnings).toEqual([{ line: 3, offset: good, message: expect.stringContaining('incomplete last line') }])
-    const writer = SessionStore.open(path)
+    const writer = SessionFile.open(path)
     writer.append(user('u2'))
     writer.close()
     const lines = readFileSync(path, 'utf8').split('\n')
     expect(lines.pop()).toBe('')
     for (const l of lines) JSON.parse(l)
-    expect(ids(SessionStore.open(path, { readOnly: true }).loadAll())).toEqual(['u1', 'u2'])
+    expect(ids(SessionFile.open(path, { readOnly: true }).loadAll())).toEqual(['u1', 'u2'])
   })
 })
 
@@ -370,7 +370,7 @@ const kill = async (c: { child: ChildProcess; exited: Promise<void> }) => {
 describe('one writer at a time, across processes', () => {
   it('a second writer in another process gets CF_SESSION_LOCKED; readers are never refused', async () => {
     const path = newPath()
-    const store = SessionStore.open(path, { session: OPTS })
+    const store = SessionFile.open(path, { session: OPTS })
     store.append(user('u1'))
     expect(runChild('lock', path)).toEqual(['CF_SESSION_LOCKED'])
     store.close()
@@ -380,12 +380,12 @@ describe('one writer at a time, across processes', () => {
     const holder = startChild('hold', path)
     await holder.firstLine
     expect(holder.lines).toEqual(['held'])
-    expectCode(() => SessionStore.open(path), 'CF_SESSION_LOCKED')
-    const reader = SessionStore.open(path, { readOnly: true })
+    expectCode(() => SessionFile.open(path), 'CF_SESSION_LOCKED')
+    const reader = SessionFile.open(path, { readOnly: true })
     expect(ids(reader.loadAll())).toEqual(['u1'])
     // A writer killed with SIGKILL leaves no stale lock.
     await kill(holder)
-    SessionStore.open(path).close()
+    SessionFile.open(path).close()
   })
 })
 
@@ -394,7 +394,7 @@ describe('crash safety', () => {
 
   it(`${KILLS} SIGKILLs mid-append: the file always loads and keeps every acknowledged id`, async () => {
     const path = newPath()
-    SessionStore.open(path, { session: OPTS }).close()
+    SessionFile.open(path, { session: OPTS }).close()
     let acknowledged: string[] = []
     let next = 0
     let tornSeen = 0
@@ -410,7 +410,7 @@ describe('crash safety', () => {
       await kill(c)
       acknowledged = acknowledged.concat(c.lines)
 
-      const reader = SessionStore.open(path, { readOnly: true })
+      const reader = SessionFile.open(path, { readOnly: true })
       const all = reader.loadAll()
       const present = new Set(ids(all))
       const lost = acknowledged.filter((id) => !present.has(id))
@@ -425,7 +425,7 @@ describe('crash safety', () => {
         contextChecks++
       }
       // The lock is free again.
-      SessionStore.open(path).close()
+      SessionFile.open(path).close()
       const numbers = ids(all).filter((id) => /^m\d+$/.test(id)).map((id) => Number(id.slice(1)))
       next = numbers.length ? Math.max(...numbers) + 1 : 0
     }

@@ -6,16 +6,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
 import { aiSdkSummarizer } from '../dist/ai/index.js'
 import { piModelSummarizer } from '../dist/pi/index.js'
-import {
-  TEMPLATES,
-  classifyError,
-  compact,
-  estimateTokens,
-  extractiveSummary,
-  openAICompatibleSummarizer,
-  parseSections,
-  usageFromProvider,
-} from '../dist/index.js'
+import { compact, openAICompatibleSummarizer } from '../dist/index.js'
+import { TEMPLATES } from '../dist/templates.js'
+import { classifyError } from '../dist/errors.js'
+import { estimateTokens, usageFromProvider } from '../dist/native.js'
+import { extractiveSummary, parseSections } from '../dist/summarizers/extractive.js'
 import type { CompactionPlan, SummaryRequest } from '../dist/index.js'
 import { plantedSession, smallSession, snapshot, CONSTRAINT, LAST_ERROR } from './compact-fixtures.js'
 import { FakeOpenAI } from './fake-openai.js'
@@ -276,7 +271,7 @@ describe('usageFromProvider: one mapping for every usage shape', () => {
       { role: 'user', content: 'hi' },
       { role: 'assistant', content: 'hello', extra: { response: { usage, model: 'gpt-4o' } } },
     ]
-    const imported = importTranscript(JSON.stringify(chat), { format: 'openai-chat' }).messages.find((m) => m.role === 'assistant')
+    const imported = importTranscript({ text: JSON.stringify(chat) }, { format: 'openai-chat' }).messages.find((m) => m.role === 'assistant')
     expect(imported?.tokens).toEqual(usageFromProvider(usage))
     expect(usageFromProvider(usage)).toEqual({ input: 200, output: 30, cacheRead: 100, total: 330 })
   })

@@ -5,8 +5,11 @@
 // previous prompt from the cache; the transcript form reads nothing.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 
-import { SUMMARY_TOOL_OUTPUT_MAX_CHARS, Session, compact, openAICompatibleSummarizer, usageFromProvider } from '../dist/index.js'
-import type { LastRequest, ModelMessageLike, Summarizer, SummaryRequest } from '../dist/index.js'
+import { Session, compact, openAICompatibleSummarizer } from '../dist/index.js'
+import { SUMMARY_TOOL_OUTPUT_MAX_CHARS, usageFromProvider } from '../dist/native.js'
+import type { Summarizer, SummaryRequest } from '../dist/index.js'
+import type { LastRequest } from '../dist/types.js'
+import type { ModelMessageLike } from '../dist/native.js'
 import { FakeOpenAI, PrefixCache } from './fake-openai.js'
 
 const SYSTEM = 'You are a careful coding agent. Work in small steps.'

@@ -217,7 +217,7 @@ describe('contextfold view', () => {
         const out = await extractive(req, signal)
         return { ...out, usage: { input: 20_000, output: 1_500 }, model: { providerID: 'test', modelID: 'summary-model' } }
       }
-      const messages: Message[] = importTranscript(corpus('pi/pi-mono-large-session-v1.jsonl')).messages.slice(0, 400)
+      const messages: Message[] = importTranscript({ path: corpus('pi/pi-mono-large-session-v1.jsonl') }).messages.slice(0, 400)
       for (const m of messages) {
         session.append(m)
         await store.append(m)

@@ -105,7 +105,7 @@ export function corpusTraces() {
   for (const file of corpusFiles()) {
     let imported
     try {
-      imported = importTranscript(file)
+      imported = importTranscript({ path: file })
     } catch {
       continue // not a transcript (the corpus README)
     }

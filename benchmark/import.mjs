@@ -1,4 +1,4 @@
-// Import throughput on the largest corpus transcripts: `importTranscript(path)` end to end (read,
+// Import throughput on the largest corpus transcripts: `importTranscript({ path })` end to end (read,
 // decode, rebuild the active branch, pair tools, return the messages to JS), median of RUNS runs.
 // For scale, the same file through `JSON.parse` of every line in plain JS (no threading, no
 // pairing, nothing returned): a floor for any JS importer.
@@ -43,8 +43,8 @@ let totalBytes = 0
 let totalMs = 0
 for (const { f, bytes } of files) {
   const path = join(CORPUS, f)
-  const r = importTranscript(path)
-  const ms = timeMedian(() => importTranscript(path), RUNS)
+  const r = importTranscript({ path })
+  const ms = timeMedian(() => importTranscript({ path }), RUNS)
   const jsMs = timeMedian(() => jsParse(path), RUNS)
   totalBytes += bytes
   totalMs += ms

@@ -23,7 +23,7 @@ import { conversation, writeContextfold, writePi, OPTIONS } from './store.mjs'
 import { log, median, msSince, now, settle } from './timing.mjs'
 
 const require = createRequire(import.meta.url)
-const { SessionStore } = require('../native.js')
+const { SessionFile } = require('../native.js')
 const RUNS = 7
 const KEEP = 20_000
 
@@ -65,7 +65,7 @@ try {
   const rows = []
   for (const [name, extra] of [['exact o200k', { model: { ...OPTIONS.model, providerID: 'openai', modelID: 'gpt-4o' } }], ['estimate', { tokenizer: 'estimate' }]]) {
     log(`contextfold (${name})...`)
-    const load = () => SessionStore.open(cfPath, { readOnly: true }).load({ ...OPTIONS, ...extra, compaction: { preserveRecentTokens: KEEP } })
+    const load = () => SessionFile.open(cfPath, { readOnly: true }).load({ ...OPTIONS, ...extra, compaction: { preserveRecentTokens: KEEP } })
     const cf = await time(load, (session) => session.prepareCompaction())
     const chars = (plan) => plan.transcript.concat(plan.turnPrefix).reduce((n, b) => n + b.length, 0)
     rows.push({ name: `contextfold prepareCompaction() (${name}), just loaded`, ms: cf.ms, summarized: cf.out.summarizedIDs.length, chars: chars(cf.out) })

@@ -6,7 +6,8 @@
 // (default: postgres and redis; a script, not a test: it prints a report and exits 1 on a failure).
 import { fork } from 'node:child_process'
 
-import { filterCompacted, openLog } from '../dist/index.js'
+import { filterCompacted } from '../dist/index.js'
+import { openLog } from '../dist/session-log.js'
 import { openStore, startBackend } from '../__test__/backends.mjs'
 import { log, msSince, now } from './timing.mjs'
 

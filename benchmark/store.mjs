@@ -1,10 +1,10 @@
-// Opening a long session and building the model context, contextfold's SessionStore vs pi's
+// Opening a long session and building the model context, contextfold's SessionFile vs pi's
 // SessionManager (0.73.1, and on Node 22+ also 0.87.1: benchmark/pi-versions.mjs), on the same
 // synthetic conversation written in both formats: 10,000 messages, ~50 MB.
 //   (a) compacted several times, the context under 200k tokens (a Claude model: the estimate)
 //   (b) never compacted (the context is the whole file), with the estimate
 //   (c) the same with the exact o200k tokenizer (an OpenAI model)
-// contextfold: SessionStore.open(path) + store.load(options).toModelMessages()
+// contextfold: SessionFile.open(path) + store.load(options).toModelMessages()
 // pi:          SessionManager.open(path) + buildSessionContext() + convertToLlm(messages)
 // Each is also timed as the first call of a fresh Node process (an agent resuming a session at
 // start-up: nothing warm but the page cache), a process per run, the contenders alternating.
@@ -22,7 +22,7 @@ import { rng } from './corpus-text.mjs'
 import { piVersions } from './pi-versions.mjs'
 
 const require = createRequire(import.meta.url)
-const { SessionStore, estimateTokens } = require('../native.js')
+const { SessionFile, estimateTokens } = require('../native.js')
 
 export const MESSAGES = 10_000
 // Enough runs that a median of a few ms (the compacted case) holds on a shared machine.
@@ -81,9 +81,9 @@ export function conversation({ compactAt }) {
 
 const T0 = 1_750_000_000_000
 
-/** Writes the conversation with contextfold's SessionStore (`options`: the session's, in the header). */
+/** Writes the conversation with contextfold's SessionFile (`options`: the session's, in the header). */
 export function writeContextfold(path, conv, options = OPTIONS) {
-  const store = SessionStore.open(path, { durability: 'batch', batchEntries: 1_000, batchMs: 60_000, session: options })
+  const store = SessionFile.open(path, { durability: 'batch', batchEntries: 1_000, batchMs: 60_000, session: options })
   const userID = (turn) => `u${turn}`
   let t = T0
   let count = 0
@@ -198,7 +198,7 @@ async function timeTurns(fns) {
 
 /** The contenders' calls, as `timeTurns` and `firstCallChild` run them. */
 const contextfold = (cfPath, options, open) => () => {
-  const store = SessionStore.open(cfPath, open)
+  const store = SessionFile.open(cfPath, open)
   const session = store.load(options)
   const out = session.toModelMessages()
   store.close()
@@ -265,7 +265,7 @@ async function main() {
       log(`  ${name}: ${messages} messages, contextfold ${(statSync(cfPath).size / 1e6).toFixed(1)} MB; pi ${entries} entries, ${(statSync(piPath).size / 1e6).toFixed(1)} MB`)
 
       const readOnly = () => {
-        const store = SessionStore.open(cfPath, { readOnly: true })
+        const store = SessionFile.open(cfPath, { readOnly: true })
         return store.load(options).toModelMessages()
       }
       // contextfold's two ways take turns; each pi its own block of runs (see docs/benchmarks.md: with pi's

@@ -172,6 +172,7 @@ fn contract() -> String {
             "The transcript formats `importTranscript` reads.",
             formats::Format::ALL.iter().map(|f| f.as_str()),
         ),
+        declare::<formats::Source>(),
         declare::<formats::ImportOptions>(),
         declare::<formats::Warning>(),
         declare::<formats::ImportStats>(),

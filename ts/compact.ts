@@ -9,7 +9,7 @@ import {
   isAbortError,
   raceAbort,
   throwIfAborted,
-  type CompactError,
+  type ContextfoldError,
 } from './errors.js'
 import { continueMessage, continueText, replayMessage } from './messages.js'
 import {
@@ -338,7 +338,7 @@ export interface Summarized {
   plan: CompactionPlan
   answer: SummaryResponse
   fallback: boolean
-  error?: CompactError
+  error?: ContextfoldError
   overflow: boolean
   replay?: { message: Message; before?: string }
 }
@@ -472,7 +472,7 @@ async function summarizeStage(
 
   let answer: SummaryResponse
   let fallback = false
-  let error: CompactError | undefined
+  let error: ContextfoldError | undefined
   try {
     answer = await summarize(ctx, history, prefix)
   } catch (e) {

@@ -1,13 +1,50 @@
-// Errors of the TypeScript layer: each an `Error` with a stable `code`, like the native ones.
+// One error family: every error contextfold raises has a stable `code`. The TypeScript layer's
+// are `ContextfoldError`s; the native addon's are plain `Error`s with a `code` (napi-rs builds them);
+// `isContextfoldError` recognises both, across realms and copies of the package.
 
-/** Stable codes of the errors `compact()` and the summarizers raise. */
-export type CompactErrorCode =
+/** Every `code` a contextfold error carries. */
+export type ErrorCode =
+  // The native session, store and importer.
+  /** A message or part is missing a required field or has a wrong type. */
+  | 'CF_INVALID_MESSAGE'
+  /** A bad argument or option (options, encodings, ids to update, a store with neither client nor URL). */
+  | 'CF_INVALID_ARGUMENT'
+  /** A message id is already in the session. */
+  | 'CF_DUPLICATE_ID'
+  /** A message id (or a transcript file) that should exist does not. */
+  | 'CF_NOT_FOUND'
+  /** An `AbortSignal` fired; `name` is `AbortError`. */
+  | 'CF_ABORTED'
+  /** `importTranscript` found no format it reads (or no JSON at all). */
+  | 'CF_UNKNOWN_FORMAT'
+  /** A stored entry is not what contextfold writes (line number and byte offset given for files). */
+  | 'CF_CORRUPT_SESSION'
+  /** Another writer has the session open (a held lock, or an entry number already taken). */
+  | 'CF_SESSION_LOCKED'
+  /** `create: false` or `readOnly: true`, and the session is not there. */
+  | 'CF_SESSION_NOT_FOUND'
+  /** A write on a store opened with `readOnly: true`. */
+  | 'CF_READ_ONLY'
+  /** A call after `close()`. */
+  | 'CF_STORE_CLOSED'
+  /** A file (or, for the database stores, the database even on a new connection) failed. */
+  | 'CF_IO'
+  /** A bug caught at the boundary, never the caller's fault. */
+  | 'CF_INTERNAL'
+  /** The database has no contextfold schema (run `setup()` or `contextfold migrate <url>`), or another application's table or key is where it should be. */
+  | 'CF_STORE_SETUP'
+  // Loading the addon.
+  /** No binary for this platform. */
+  | 'CF_NATIVE_MISSING'
+  /** The platform package is of another version than contextfold. */
+  | 'CF_NATIVE_VERSION'
+  /** A binary was found but did not load. */
+  | 'CF_NATIVE_LOAD'
+  // Compaction and summarizers.
   /** The summarizer failed in a way no other code describes (a bad request, an unexpected answer). */
   | 'CF_SUMMARY_FAILED'
   /** The summarizer answered, but the answer is unusable: empty, cut off (`length`), or an error. */
   | 'CF_INVALID_SUMMARY'
-  /** An `AbortSignal` fired; `name` is `AbortError`. */
-  | 'CF_ABORTED'
   /** The provider refused the credentials (HTTP 401 / 403). */
   | 'CF_AUTH'
   /** The provider could not be reached (connection refused or reset, DNS, TLS, timeout). */
@@ -18,14 +55,44 @@ export type CompactErrorCode =
   | 'CF_SERVER'
   /** The summarizer's input is larger than its model accepts. */
   | 'CF_PROMPT_TOO_LONG'
-  /** A bad option (e.g. `replay` naming a message that is not a user message). */
-  | 'CF_INVALID_ARGUMENT'
   /** The summarizer cannot call its model: no `ai` package in the app, or a model of another `ai` major. */
   | 'CF_UNSUPPORTED_MODEL'
-  /** `modelInfo` found no catalog entry for the model (or several equally good ones); pass `contextWindow`. */
+  /** No catalog entry for the model (or several equally good ones); pass `contextWindow`. */
   | 'CF_UNKNOWN_MODEL'
 
-export interface CompactErrorOptions {
+const CODES: ReadonlySet<string> = new Set<ErrorCode>([
+  'CF_INVALID_MESSAGE',
+  'CF_INVALID_ARGUMENT',
+  'CF_DUPLICATE_ID',
+  'CF_NOT_FOUND',
+  'CF_ABORTED',
+  'CF_UNKNOWN_FORMAT',
+  'CF_CORRUPT_SESSION',
+  'CF_SESSION_LOCKED',
+  'CF_SESSION_NOT_FOUND',
+  'CF_READ_ONLY',
+  'CF_STORE_CLOSED',
+  'CF_IO',
+  'CF_INTERNAL',
+  'CF_STORE_SETUP',
+  'CF_NATIVE_MISSING',
+  'CF_NATIVE_VERSION',
+  'CF_NATIVE_LOAD',
+  'CF_SUMMARY_FAILED',
+  'CF_INVALID_SUMMARY',
+  'CF_AUTH',
+  'CF_NETWORK',
+  'CF_RATE_LIMITED',
+  'CF_SERVER',
+  'CF_PROMPT_TOO_LONG',
+  'CF_UNSUPPORTED_MODEL',
+  'CF_UNKNOWN_MODEL',
+])
+
+/** Marks a `ContextfoldError` across realms and copies of the package (`instanceof` cannot). */
+const MARKER = Symbol.for('contextfold.error')
+
+export interface ContextfoldErrorOptions {
   cause?: unknown
   /** HTTP status, when the error came from an HTTP answer. */
   status?: number
@@ -33,18 +100,24 @@ export interface CompactErrorOptions {
   body?: string
 }
 
-/** Base class: every error of the TypeScript layer is a `CompactError` with a stable `code`. */
-export class CompactError extends Error {
-  readonly code: CompactErrorCode
+/** An error of contextfold's TypeScript layer: compaction, the summarizers, the database stores. */
+export class ContextfoldError extends Error {
+  readonly code: ErrorCode
   readonly status?: number
   readonly body?: string
 
-  constructor(code: CompactErrorCode, message: string, options: CompactErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: ContextfoldErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause })
-    this.name = 'CompactError'
+    this.name = 'ContextfoldError'
     this.code = code
     if (options.status !== undefined) this.status = options.status
     if (options.body !== undefined) this.body = options.body
+    Object.defineProperty(this, MARKER, { value: true })
+  }
+
+  /** True for a `ContextfoldError` of any copy of the package; `isContextfoldError` also takes the native errors. */
+  static isInstance(e: unknown): e is ContextfoldError {
+    return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[MARKER] === true
   }
 
   /**
@@ -57,83 +130,96 @@ export class CompactError extends Error {
   }
 }
 
-const FATAL = new Set<CompactErrorCode>(['CF_ABORTED', 'CF_AUTH', 'CF_NETWORK', 'CF_RATE_LIMITED', 'CF_INVALID_ARGUMENT', 'CF_UNSUPPORTED_MODEL', 'CF_UNKNOWN_MODEL'])
+/**
+ * True for any error contextfold raised: a `ContextfoldError`, or a native error (an `Error` whose
+ * `code` is one of the `CF_*` codes). Safe across realms and copies of the package.
+ *
+ * @example
+ * try { session.append(message) } catch (e) { if (isContextfoldError(e) && e.code === 'CF_DUPLICATE_ID') skip() }
+ */
+export function isContextfoldError(e: unknown): e is Error & { readonly code: ErrorCode } {
+  if (ContextfoldError.isInstance(e)) return true
+  const o = asObject(e)
+  return !!o && typeof o.message === 'string' && typeof o.code === 'string' && CODES.has(o.code)
+}
 
-export class SummaryFailedError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+const FATAL = new Set<ErrorCode>(['CF_ABORTED', 'CF_AUTH', 'CF_NETWORK', 'CF_RATE_LIMITED', 'CF_INVALID_ARGUMENT', 'CF_UNSUPPORTED_MODEL', 'CF_UNKNOWN_MODEL'])
+
+export class SummaryFailedError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_SUMMARY_FAILED', message, options)
     this.name = 'SummaryFailedError'
   }
 }
 
-export class InvalidSummaryError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class InvalidSummaryError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_INVALID_SUMMARY', message, options)
     this.name = 'InvalidSummaryError'
   }
 }
 
 /** `name` is `AbortError`, as for every abort in contextfold (and in `fetch`). */
-export class AbortError extends CompactError {
-  constructor(message = 'The operation was aborted', options?: CompactErrorOptions) {
+export class AbortError extends ContextfoldError {
+  constructor(message = 'The operation was aborted', options?: ContextfoldErrorOptions) {
     super('CF_ABORTED', message, options)
     this.name = 'AbortError'
   }
 }
 
-export class AuthError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class AuthError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_AUTH', message, options)
     this.name = 'AuthError'
   }
 }
 
-export class NetworkError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class NetworkError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_NETWORK', message, options)
     this.name = 'NetworkError'
   }
 }
 
-export class RateLimitError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class RateLimitError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_RATE_LIMITED', message, options)
     this.name = 'RateLimitError'
   }
 }
 
-export class ServerError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class ServerError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_SERVER', message, options)
     this.name = 'ServerError'
   }
 }
 
-export class PromptTooLongError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class PromptTooLongError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_PROMPT_TOO_LONG', message, options)
     this.name = 'PromptTooLongError'
   }
 }
 
-export class InvalidArgumentError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class InvalidArgumentError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_INVALID_ARGUMENT', message, options)
     this.name = 'InvalidArgumentError'
   }
 }
 
 /** The summarizer cannot call its model (no `ai` in the app, or a model made for another `ai` major): no fallback hides it. */
-export class UnsupportedModelError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class UnsupportedModelError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_UNSUPPORTED_MODEL', message, options)
     this.name = 'UnsupportedModelError'
   }
 }
 
 /** `modelInfo` cannot tell the model's context window: it is not in the catalog, or matches entries of several providers. */
-export class UnknownModelError extends CompactError {
-  constructor(message: string, options?: CompactErrorOptions) {
+export class UnknownModelError extends ContextfoldError {
+  constructor(message: string, options?: ContextfoldErrorOptions) {
     super('CF_UNKNOWN_MODEL', message, options)
     this.name = 'UnknownModelError'
   }
@@ -222,13 +308,13 @@ export function isPromptTooLong(status: number | undefined, text: string): boole
 }
 
 /**
- * Turns anything a summarizer threw into a `CompactError` with the right code: aborts, HTTP
+ * Turns anything a summarizer threw into a `ContextfoldError` with the right code: aborts, HTTP
  * statuses (`status`, `statusCode`, `response.status`, also inside `cause` / `lastError` chains such
  * as the AI SDK's `RetryError`), network failures (`fetch failed`, `ECONNREFUSED`...) and the
  * providers' "prompt is too long" messages.
  */
-export function classifyError(e: unknown): CompactError {
-  if (e instanceof CompactError) return e
+export function classifyError(e: unknown): ContextfoldError {
+  if (ContextfoldError.isInstance(e)) return e
   if (isAbortError(e)) return new AbortError(undefined, { cause: e })
   const links = chain(e)
   const message = e instanceof Error ? e.message : typeof e === 'string' ? e : 'the summarizer failed'
@@ -239,7 +325,7 @@ export function classifyError(e: unknown): CompactError {
     body ??= bodyOf(o)
   }
   const text = [message, body ?? '', ...links.map((o) => (typeof o.message === 'string' ? o.message : ''))].join('\n')
-  const opts: CompactErrorOptions = { cause: e }
+  const opts: ContextfoldErrorOptions = { cause: e }
   if (status !== undefined) opts.status = status
   if (body !== undefined) opts.body = body.slice(0, 4096)
   if (links.some((o) => isAbortError(o))) return new AbortError(undefined, { cause: e })

@@ -1,74 +1,50 @@
-// contextfold: the native session (Rust, N-API) and the TypeScript compaction pipeline on top of it.
-export * from './native.js'
+// contextfold: the native session (Rust, N-API) and the compaction pipeline on top of it. This entry
+// holds what an app uses; the integrations are subpaths (`contextfold/ai`, `/pi`, `/opencode`,
+// `/postgres`, `/redis`, `/effect`), and what only they need stays in the modules they import.
 
-export { compact, validateSummary, MAX_PROMPT_TOO_LONG_RETRIES } from './compact.js'
-export {
-  AutoCompactor,
-  type AfterStepOptions,
-  type AfterStepResult,
-  type AutoCompactorEvent,
-  type AutoCompactorEvents,
-  type AutoCompactorListener,
-  type AutoCompactorOptions,
-  type AutoCompactorState,
-} from './auto-compactor.js'
-export {
-  AbortError,
-  AuthError,
-  CompactError,
-  InvalidArgumentError,
-  InvalidSummaryError,
-  NetworkError,
-  PromptTooLongError,
-  RateLimitError,
-  ServerError,
-  SummaryFailedError,
-  UnknownModelError,
-  UnsupportedModelError,
-  classifyError,
-  isAbortError,
-  type CompactErrorCode,
-  type CompactErrorOptions,
-} from './errors.js'
-export { continueMessage, continueText, replayMessage, unknownPart } from './messages.js'
-export { LOCK_WAIT_MS, openLog, sessionFiles, type OpenSessionLog, type SessionLog } from './session-log.js'
-export {
-  BUDGET_INPUT_SCHEMA,
-  budgetNotices,
-  contextBudget,
-  contextBudgetTool,
-  type BudgetNoticeOptions,
-  type BudgetNotices,
-  type BudgetTool,
-  type ContextBudget,
-} from './budget.js'
-export {
-  CONTINUE_TEXT,
-  MEDIA_NOTICE,
-  SUMMARY_HEADER,
-  SYSTEM_PROMPT,
-  buildPrompt,
-  buildTurnPrefixPrompt,
-  frameSummary,
-  unframeSummary,
-  type FrameInput,
-  type PromptInput,
-} from './prompt.js'
-export type { CompactionTrigger, TelemetryOptions } from './telemetry.js'
-export { TEMPLATES, cleanAnswer, getTemplate, templateInstructions, type Template, type TemplateSection } from './templates.js'
-export { extractiveSummarizer, extractiveSummary, isExtractive, parseSections, type ExtractiveOptions } from './summarizers/extractive.js'
-export { openAICompatibleSummarizer, type OpenAICompatibleOptions } from './summarizers/openai-compatible.js'
+// The session and its messages.
+export { Session, SessionFile, countTokens, filterCompacted, importTranscript, importTranscriptAsync, toModelMessages } from './native.js'
 export type {
-  BeforeCompactContext,
-  BeforeCompactResult,
-  CompactHooks,
-  CompactOptions,
-  CompactionResult,
-  LastRequest,
-  RequestSettings,
-  Summarizer,
-  SummaryInputForm,
-  SummaryRequest,
-  SummaryResponse,
-  TemplateName,
-} from './types.js'
+  Audit,
+  CompactionConfig,
+  CompactionPart,
+  CompactionPlan,
+  CompactionPreview,
+  ContextUsage,
+  FilePart,
+  ImportOptions,
+  ImportResult,
+  Message,
+  ModelMessage,
+  Part,
+  PrunePolicy,
+  PruneResult,
+  ReasoningPart,
+  SessionOptions,
+  StoreOptions,
+  TextPart,
+  ToolPart,
+  ToolState,
+  TranscriptFormat,
+  TranscriptSource,
+  UnknownPart,
+  Usage,
+} from './native.js'
+export { unknownPart } from './messages.js'
+
+// Compaction and the summarizers.
+export { compact } from './compact.js'
+export { AutoCompactor, type AutoCompactorEvent, type AutoCompactorOptions } from './auto-compactor.js'
+export { extractiveSummarizer, type ExtractiveOptions } from './summarizers/extractive.js'
+export { openAICompatibleSummarizer, type OpenAICompatibleOptions } from './summarizers/openai-compatible.js'
+export type { CompactHooks, CompactOptions, CompactionResult, Summarizer, SummaryRequest, SummaryResponse, TemplateName } from './types.js'
+
+// Stores: one session's log, and the store of many sessions.
+export { fileStore, type SessionLog, type SessionStore } from './session-log.js'
+
+// The agent's own view of its budget.
+export { budgetNotices, contextBudget, contextBudgetTool, type BudgetTool, type ContextBudget } from './budget.js'
+
+// Errors and telemetry.
+export { ContextfoldError, isContextfoldError, type ErrorCode } from './errors.js'
+export type { TelemetryOptions } from './telemetry.js'

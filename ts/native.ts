@@ -15,7 +15,7 @@ export const {
   PRUNED_MARKER,
   SUMMARY_TOOL_OUTPUT_MAX_CHARS,
   Session,
-  SessionStore,
+  SessionFile,
   __napiBindingTarget,
   countTokens,
   countTokensAsync,
@@ -44,4 +44,4 @@ export const {
 } = native
 export type LogWriter = Native.LogWriter
 export type Session = Native.Session
-export type SessionStore = Native.SessionStore
+export type SessionFile = Native.SessionFile

@@ -1,6 +1,6 @@
 // Public types of the TypeScript layer.
 import type { Audit, CompactionPlan, Message, ModelMessageLike, PrepareOptions, Session, TokenizerName, Usage } from './native.js'
-import type { CompactError } from './errors.js'
+import type { ContextfoldError } from './errors.js'
 import type { CompactionTrigger, TelemetryOptions } from './telemetry.js'
 
 import type { TemplateName } from './templates.js'
@@ -185,7 +185,7 @@ interface CompactionResultBase {
   reason?: string
   tokensBefore: number
   /** The error behind a `failed` status or a fallback. */
-  error?: CompactError
+  error?: ContextfoldError
   /** The plan the compaction followed (absent when there was nothing to summarize). */
   plan?: CompactionPlan
   /** What the loss audit found: facts kept, restored in the Preserved section, dropped by its budget (with the reason). */
@@ -224,7 +224,7 @@ export interface SkippedResult extends CompactionResultBase, NotApplied {
 export interface FailedResult extends CompactionResultBase, NotApplied {
   status: 'failed'
   reason: string
-  error: CompactError
+  error: ContextfoldError
   plan: CompactionPlan
   code?: undefined
 }

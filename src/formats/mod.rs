@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{CfError, Code, Result};
 use crate::message::Message;
 
-pub use source::import_path_or_text;
+pub use source::{import_source, Source};
 pub use stream::{decode, Record};
 
 /// The transcript formats `import_transcript` reads.

@@ -535,6 +535,16 @@ export type ConvertFields = {
 export type TranscriptFormat = 'claude-code' | 'codex' | 'pi' | 'opencode' | 'swe-agent' | 'mini-swe-agent' | 'openhands' | 'openai-chat' | 'kimi-cli' | 'copilot-cli' | 'gemini-cli' | 'ai-sdk' | 'ai-sdk-ui'
 
 /**
+ * Where `importTranscript` reads a transcript: `{ path }` (a file, read as UTF-8) or `{ text }`
+ * (the transcript itself). The caller says which; nothing is guessed.
+ */
+export type TranscriptSource = {
+  path: string
+} | {
+  text: string
+}
+
+/**
  * Options of `importTranscript`.
  */
 export type ImportOptions = {
@@ -777,7 +787,7 @@ export type Timeline = {
 }
 
 /**
- * Options of `SessionStore.open`, as JS passes them.
+ * Options of `SessionFile.open`, as JS passes them.
  */
 export type StoreOptions = {
   /**

@@ -1,38 +1,44 @@
-//! `importTranscript`: transcripts of other agents, by path or as text.
+//! `importTranscript`: transcripts of other agents, from `{ path }` or `{ text }`.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 
 use super::errors::{catching, guard, js_error, JsResult as Result};
 use super::tasks::AbortFlag;
-use super::value::{messages_to_js, optional, Json, Text};
-use crate::error::{CfError, Result as CoreResult};
-use crate::formats::{import_path_or_text, Format, Imported};
+use super::value::{messages_to_js, optional, Json};
+use crate::error::{CfError, Code, Result as CoreResult};
+use crate::formats::{import_source, Format, Imported, Source};
 
-fn run(path_or_text: &str, options: Option<Json>, abort: &AbortFlag) -> CoreResult<Imported> {
+fn source(value: Json) -> CoreResult<Source> {
+    let value = value.value("source", Code::InvalidArgument)?;
+    serde_json::from_value(value)
+        .map_err(|_| CfError::invalid_argument("source: expected { path: string } or { text: string }"))
+}
+
+fn run(source: &Source, options: Option<Json>, abort: &AbortFlag) -> CoreResult<Imported> {
     let args: crate::formats::ImportOptions = optional("options", options)?;
     let format = args.format.as_deref().map(Format::parse).transpose()?;
-    import_path_or_text(path_or_text, format, &|| abort.is_set())
+    import_source(source, format, &|| abort.is_set())
 }
 
 /// Imports a transcript written by another agent (Claude Code, Codex, pi, opencode, SWE-agent,
-/// mini-swe-agent, OpenHands, OpenAI chat, Kimi CLI, Copilot CLI, Gemini CLI), given as a file path
-/// or as its text. The format is detected unless `format` is given. What cannot be read becomes a
+/// mini-swe-agent, OpenHands, OpenAI chat, Kimi CLI, Copilot CLI, Gemini CLI), from a file
+/// (`{ path }`) or from its text (`{ text }`). The format is detected unless `format` is given. What cannot be read becomes a
 /// warning with its line number.
 #[napi(ts_return_type = "ImportResult")]
 pub fn import_transcript<'env>(
     env: &'env Env,
-    #[napi(ts_arg_type = "string")] path_or_text: Text,
+    #[napi(ts_arg_type = "TranscriptSource")] source: Json,
     #[napi(ts_arg_type = "ImportOptions")] options: Option<Json>,
 ) -> Result<Unknown<'env>> {
     guard(|| {
-        let imported = run(&path_or_text.get("pathOrText")?, options, &AbortFlag::default())?;
+        let imported = run(&self::source(source)?, options, &AbortFlag::default())?;
         messages_to_js(env, &imported, &imported.messages)
     })
 }
 
 pub struct ImportTask {
-    input: String,
+    input: Option<Source>,
     options: Option<Json>,
     abort: AbortFlag,
 }
@@ -42,14 +48,17 @@ impl Task for ImportTask {
     type JsValue = Unknown<'static>;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        let input = std::mem::take(&mut self.input);
+        let input = self.input.take();
         let options = self.options.take();
         let abort = self.abort.clone();
         Ok(catching(|| {
             if abort.is_set() {
                 return Err(CfError::aborted());
             }
-            run(&input, options, &abort)
+            match input {
+                Some(source) => run(&source, options, &abort),
+                None => Err(CfError::new(Code::Internal, "the import task ran twice")),
+            }
         }))
     }
 
@@ -68,12 +77,12 @@ impl Task for ImportTask {
 #[napi(ts_return_type = "Promise<ImportResult>")]
 pub fn import_transcript_async(
     env: Env,
-    #[napi(ts_arg_type = "string")] path_or_text: Text,
+    #[napi(ts_arg_type = "TranscriptSource")] source: Json,
     #[napi(ts_arg_type = "ImportOptions")] options: Option<Json>,
     #[napi(ts_arg_type = "AbortSignal")] signal: Option<Unknown>,
 ) -> Result<AsyncTask<ImportTask>> {
     guard(|| {
-        let input = path_or_text.get("pathOrText")?;
+        let input = Some(self::source(source)?);
         let abort = AbortFlag::follow(&env, signal)?;
         Ok(AsyncTask::new(ImportTask { input, options, abort }))
     })

@@ -53,7 +53,7 @@ pub struct PruneResult {
     /// The mark written to each pruned output's `compactedAt`.
     pub compacted_at: f64,
     /// For each pruned part, the stub a microcompact rule put in its place (`null`: cleared by
-    /// age); pass it on to `SessionStore.prune` so a load shows the same.
+    /// age); pass it on to `SessionFile.prune` so a load shows the same.
     #[napi(ts_type = "Array<string | null>")]
     pub stubs: Vec<Option<String>>,
     /// Parts and tokens each rule cleared: `age`, `duplicate`, `reread`, `stale`.

@@ -1,4 +1,4 @@
-//! The native `SessionStore`: conversions around `store::SessionStore`.
+//! The native `SessionFile`: conversions around `store::SessionStore`.
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
@@ -14,7 +14,7 @@ use crate::store::{self, Loader, PruneRecord};
 
 /// A session file: append-only JSONL, one writer at a time (an OS lock), any number of readers.
 #[napi]
-pub struct SessionStore {
+pub struct SessionFile {
     inner: store::SessionStore,
 }
 
@@ -51,7 +51,7 @@ fn load_options(options: Option<Value>) -> CoreResult<Option<SessionOptions>> {
 }
 
 #[napi]
-impl SessionStore {
+impl SessionFile {
     /// Opens (by default creates) a session file. A second writer gets `CF_SESSION_LOCKED`;
     /// `readOnly: true` never takes the lock. A missing file with `create: false` or `readOnly`
     /// is `CF_SESSION_NOT_FOUND`.
@@ -60,11 +60,11 @@ impl SessionStore {
         #[napi(ts_arg_type = "string")] path: Text,
         #[napi(ts_arg_type = "StoreOptions")] options: Option<Json>,
     ) -> Result<Self> {
-        guard(|| Ok(SessionStore { inner: open(path.get("path")?, raw("options", options)?)? }))
+        guard(|| Ok(SessionFile { inner: open(path.get("path")?, raw("options", options)?)? }))
     }
 
     /// `open` off the JS thread.
-    #[napi(ts_return_type = "Promise<SessionStore>")]
+    #[napi(ts_return_type = "Promise<SessionFile>")]
     pub fn open_async(
         #[napi(ts_arg_type = "string")] path: Text,
         #[napi(ts_arg_type = "StoreOptions")] options: Option<Json>,
@@ -200,7 +200,7 @@ pub struct OpenTask {
 
 impl Task for OpenTask {
     type Output = CoreResult<store::SessionStore>;
-    type JsValue = SessionStore;
+    type JsValue = SessionFile;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
         let (path, options) = (self.path.take().unwrap_or_default(), self.options.take());
@@ -208,7 +208,7 @@ impl Task for OpenTask {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<Self::JsValue> {
-        output.map(|inner| SessionStore { inner }).map_err(|e| js_error(&env, &e))
+        output.map(|inner| SessionFile { inner }).map_err(|e| js_error(&env, &e))
     }
 }
 

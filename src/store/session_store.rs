@@ -55,7 +55,7 @@ impl Default for OpenOptions {
     }
 }
 
-/// Options of `SessionStore.open`, as JS passes them.
+/// Options of `SessionFile.open`, as JS passes them.
 #[derive(Default, Deserialize)]
 #[cfg_attr(test, derive(ts_rs::TS), ts(optional_fields))]
 #[serde(rename_all = "camelCase", default, deny_unknown_fields)]

@@ -63,7 +63,7 @@ function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]
  * looked up in the model catalog), a `summarizer` (default: the offline extractive one; a summary
  * call made through a model wrapped with this middleware passes through it unchanged), `trigger` /
  * `keep` sizes (tokens or `{ fraction }` of the window), `shouldCompact`, `onCompaction`, and a
- * `store` (`sessionFiles(dir)`, a database store) so that a conversation survives a restart and its
+ * `store` (`fileStore(dir)`, a database store) so that a conversation survives a restart and its
  * compactions are shared by every process serving it; a call names its conversation with
  * `providerOptions: { contextfold: { conversationId } }`.
  *

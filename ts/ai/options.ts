@@ -1,7 +1,7 @@
 // Options shared by `contextfoldMiddleware` and `contextfoldPrepareStep`.
 import type { CacheOptions, CompactionConfig, ContextUsage, ImportWarning, ModelCost, ModelMessageLike, SessionOptions, TokenizerName } from '../native.js'
 import type { AutoCompactorOptions } from '../auto-compactor.js'
-import type { OpenSessionLog } from '../session-log.js'
+import type { SessionStore } from '../session-log.js'
 import type { CompactionResult } from '../types.js'
 
 /** What `shouldCompact` sees before each model call. */
@@ -50,12 +50,12 @@ export interface ContextfoldAiOptions
   maxConversations?: number
   /**
    * Where conversations are kept, so that one survives a restart and every process serving it
-   * finds its compaction (summarized once, sent by all): `sessionFiles(dir)` from `contextfold`,
-   * or `(id) => PostgresSessionStore.open({ pool, id })` / `RedisSessionStore.open(...)`. Each
+   * finds its compaction (summarized once, sent by all): `fileStore(dir)` from `contextfold`,
+   * or `(id) => PostgresSession.open({ pool, id })` / `RedisSession.open(...)`. Each
    * call opens the conversation's log (waiting while another process writes it), loads it
    * tail-first, writes what the call changed and closes it. Default: memory only.
    */
-  store?: OpenSessionLog
+  store?: SessionStore
   /**
    * The id of the conversation a call's messages belong to (the store's session id). Default: a
    * call's `providerOptions.contextfold.conversationId`, else a digest of the first message. Give

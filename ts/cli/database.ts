@@ -56,11 +56,11 @@ async function open(kind: Kind, url: string, flags: DatabaseFlags): Promise<LogS
   if (!flags.session) throw usageError(`${redact(url)}: name the session with --session <id>`)
   const options = { ...layout(kind, url, flags), id: flags.session, readOnly: true }
   if (kind === 'postgres') {
-    const { PostgresSessionStore } = await import('../postgres/index.js')
-    return PostgresSessionStore.open(options as Parameters<typeof PostgresSessionStore.open>[0])
+    const { PostgresSession } = await import('../postgres/index.js')
+    return PostgresSession.open(options as Parameters<typeof PostgresSession.open>[0])
   }
-  const { RedisSessionStore } = await import('../redis/index.js')
-  return RedisSessionStore.open(options as Parameters<typeof RedisSessionStore.open>[0])
+  const { RedisSession } = await import('../redis/index.js')
+  return RedisSession.open(options as Parameters<typeof RedisSession.open>[0])
 }
 
 /** Every message of a session in a database, and the session options its header records. */
@@ -86,13 +86,13 @@ export async function migrate(url: string, flags: DatabaseFlags): Promise<string
   if (!kind) throw usageError(`${redact(url)}: not a postgres:// or redis:// URL`)
   try {
     if (kind === 'postgres') {
-      const { PostgresSessionStore } = await import('../postgres/index.js')
-      const o = layout(kind, url, flags) as Parameters<typeof PostgresSessionStore.setup>[0]
-      await PostgresSessionStore.setup(o)
+      const { PostgresSession } = await import('../postgres/index.js')
+      const o = layout(kind, url, flags) as Parameters<typeof PostgresSession.setup>[0]
+      await PostgresSession.setup(o)
       return `${redact(url)}: table ${flags.schema ?? 'public'}.${flags.table ?? 'contextfold_entries'} ready`
     }
-    const { RedisSessionStore } = await import('../redis/index.js')
-    await RedisSessionStore.setup(layout(kind, url, flags) as Parameters<typeof RedisSessionStore.setup>[0])
+    const { RedisSession } = await import('../redis/index.js')
+    await RedisSession.setup(layout(kind, url, flags) as Parameters<typeof RedisSession.setup>[0])
     return `${redact(url)}: key layout ${flags.prefix ?? 'contextfold:'} ready`
   } catch (e) {
     throw driverMissing(kind, e) ?? new CliError(EXIT.FAILURE, String((e as { code?: unknown })?.code ?? 'CF_IO'), `${redact(url)}: ${(e as Error).message}`, { cause: e })

@@ -1,9 +1,9 @@
 // Reading the input file: a transcript of another agent (importTranscript), contextfold messages
 // (JSON lines of canonical messages, as `convert --to contextfold` writes them), or a contextfold
-// session store (first line `{"type":"header",...}`, read with the native SessionStore).
+// session store (first line `{"type":"header",...}`, read with the native SessionFile).
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 
-import { importTranscriptAsync, isStoreHeader, SessionStore, transcriptFormats } from '../native.js'
+import { importTranscriptAsync, isStoreHeader, SessionFile, transcriptFormats, type TranscriptSource } from '../native.js'
 import type { ImportResult, ImportStats, ImportWarning, Message, SessionOptions, TranscriptFormat } from '../native.js'
 import { CliError, EXIT, fsInputError, inputError } from './errors.js'
 import { plural } from './format.js'
@@ -152,9 +152,9 @@ export function parseMessages(text: string, file: string): { messages: Message[]
 }
 
 function loadStore(file: string, recover: boolean): LoadedInput {
-  let store: SessionStore | undefined
+  let store: SessionFile | undefined
   try {
-    store = SessionStore.open(file, { readOnly: true, recover })
+    store = SessionFile.open(file, { readOnly: true, recover })
     const messages = store.loadAll()
     const warnings: ImportWarning[] = store.warnings.map((w) => ({ line: w.line, message: w.message }))
     const loaded: LoadedInput = { file, format: 'store', messages, warnings }
@@ -204,13 +204,13 @@ export async function loadInput(file: string, options: LoadOptions = {}): Promis
     return { file, format: 'contextfold', ...parsed }
   }
 
-  // A transcript: the importer reads a path, or the text itself when it starts with `{` or `[`.
-  let source = file
+  // A transcript: the file, or the text read from standard input.
+  let source: TranscriptSource = { path: file }
   if (text !== undefined) {
     if (!/^[\s\uFEFF]*[[{]/.test(text)) {
       throw new CliError(EXIT.INPUT, 'CF_UNKNOWN_FORMAT', '-: not a transcript or session contextfold can read (no JSON at the start)', { file })
     }
-    source = text
+    source = { text }
   }
   let result: Awaited<ReturnType<typeof importTranscriptAsync>>
   try {

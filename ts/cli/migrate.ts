@@ -1,5 +1,5 @@
 // `contextfold migrate <url>`: creates the PostgreSQL table or checks the Redis key layout that
-// the database stores need (idempotent), as `PostgresSessionStore.setup` / `RedisSessionStore.setup` do.
+// the database stores need (idempotent), as `PostgresSession.setup` / `RedisSession.setup` do.
 import type { Command } from 'commander'
 
 import type { CommonFlags, RunContext } from './common.js'

@@ -5,7 +5,7 @@ import { basename, dirname, join } from 'node:path'
 
 import { createRequire } from 'node:module'
 
-import type { Message, SessionOptions, SessionStore } from '../native.js'
+import type { Message, SessionOptions, SessionFile } from '../native.js'
 import { outputError } from './errors.js'
 
 /** How `--out` writes a session: `messages` (JSON lines, one message each) or a `store` file. */
@@ -76,9 +76,9 @@ export function writeSession(file: string, messages: readonly Message[], format:
   const native = createRequire(import.meta.url)('../../native.js') as typeof import('../../native.js')
   const tmp = tempPath(file)
   rmSync(tmp, { force: true })
-  let store: SessionStore | undefined
+  let store: SessionFile | undefined
   try {
-    store = native.SessionStore.open(tmp, { create: true, durability: 'batch', session: options })
+    store = native.SessionFile.open(tmp, { create: true, durability: 'batch', session: options })
     for (const m of messages) store.append(m)
     store.close()
     store = undefined

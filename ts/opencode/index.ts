@@ -1,7 +1,6 @@
 // contextfold/opencode: the opencode plugin. It imports the core, never the reverse; from
 // `@opencode-ai/plugin` it takes types only, so nothing of opencode is loaded at run time.
 export { ContextfoldPlugin, createOpencodePlugin, OFF_SWITCH, type OpencodePluginOptions } from './plugin.js'
-export { DEFAULT_PRUNE, foldToolOutputs, type FoldOptions, type FoldResult, type PruneOptions } from './transform.js'
-export { FACTS_HEADER, compactionFacts } from './facts.js'
-export { ineffectiveCompactions, thrashReason } from './breaker.js'
-export type { OpencodeMessage, OpencodePart, OpencodeToolPart } from './messages.js'
+export { foldToolOutputs, type FoldOptions, type FoldResult } from './transform.js'
+export { compactionFacts } from './facts.js'
+export type { OpencodeMessage } from './messages.js'

@@ -13,7 +13,7 @@ export type OpencodeToolPart = Extract<OpencodePart, { type: 'tool' }>
 
 /** The messages as contextfold messages (same ids), through the opencode export importer. */
 export function toMessages(messages: readonly OpencodeMessage[]): Message[] {
-  return importTranscript(JSON.stringify({ messages }), { format: 'opencode' }).messages
+  return importTranscript({ text: JSON.stringify({ messages }) }, { format: 'opencode' }).messages
 }
 
 /** opencode's text part that marks its auto-continue message. */

@@ -7,23 +7,7 @@ export { beforeCompact, createPiExtension } from './extension.js'
 export { pruneContext } from './prune.js'
 export { importEntries } from './session.js'
 export { piModelSummarizer } from './summarizer.js'
-export type {
-  PiBeforeCompactEvent,
-  PiBeforeCompactResult,
-  PiCompactionDetails,
-  PiCompactionEvent,
-  PiComplete,
-  PiContext,
-  PiConvertToLlm,
-  PiEntry,
-  PiExtensionAPI,
-  PiExtensionContext,
-  PiExtensionOptions,
-  PiMessage,
-  PiModel,
-  PiRequest,
-  PiTool,
-} from './types.js'
+export type { PiCompactionDetails, PiExtensionAPI, PiExtensionOptions } from './types.js'
 export type { Summarizer } from '../types.js'
 
 /**

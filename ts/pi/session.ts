@@ -16,7 +16,7 @@ export function sessionText(entries: readonly PiEntry[]): string {
 
 /** pi's entries as canonical messages, each with its entry's id. */
 export function importEntries(entries: readonly PiEntry[]): Message[] {
-  const { messages } = importTranscript(sessionText(entries), { format: 'pi' })
+  const { messages } = importTranscript({ text: sessionText(entries) }, { format: 'pi' })
   for (const m of messages) {
     for (const part of m.parts) {
       if (part.type !== 'compaction') continue

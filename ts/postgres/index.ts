@@ -3,25 +3,23 @@
 // session-level advisory lock on a connection the store keeps while it is open.
 import type { Pool, PoolClient, PoolConfig } from 'pg'
 
-import type { OpenSessionLog } from '../session-log.js'
-import { StoreError } from '../stores/errors.js'
+import type { SessionStore } from '../session-log.js'
+import { ContextfoldError } from '../errors.js'
 import { LogStore, coded, entryKind, type LogBackend, type LogOpenOptions } from '../stores/log-store.js'
 import { checkSchema, names, schemaSql, type PostgresTable } from './schema.js'
 
-export { TABLE_COMMENT, schemaSql, type PostgresTable } from './schema.js'
-export { StoreError, type StoreErrorCode } from '../stores/errors.js'
-export type { LogOpenOptions } from '../stores/log-store.js'
+export { schemaSql, type PostgresTable } from './schema.js'
 
 /** How to reach the database: the app's pool, or a connection string (the store makes a pool and ends it on close). */
 export type PostgresConnection = { pool: Pool; connectionString?: undefined } | { connectionString: string; pool?: undefined; poolConfig?: Omit<PoolConfig, 'connectionString'> }
 
-/** Options of `PostgresSessionStore.open`. */
+/** Options of `PostgresSession.open`. */
 export type PostgresOpenOptions = PostgresConnection & PostgresTable & LogOpenOptions
 
 /** A pool made from a connection string (node-postgres loaded only now). */
 async function poolOf(c: PostgresConnection): Promise<{ pool: Pool; own: boolean }> {
   if (c.pool) return { pool: c.pool, own: false }
-  if (typeof c.connectionString !== 'string') throw new StoreError('CF_INVALID_ARGUMENT', 'PostgreSQL: pass `pool` or `connectionString`')
+  if (typeof c.connectionString !== 'string') throw new ContextfoldError('CF_INVALID_ARGUMENT', 'PostgreSQL: pass `pool` or `connectionString`')
   const pg = (await import('pg')).default
   const pool = new pg.Pool({ max: 4, allowExitOnIdle: true, ...('poolConfig' in c ? c.poolConfig : {}), connectionString: c.connectionString })
   // An idle connection the server dropped: the next query reports it; not a crash.
@@ -76,7 +74,7 @@ class PostgresBackend implements LogBackend {
     })
     if (!rows[0]?.ok) {
       release(client)
-      throw new StoreError('CF_SESSION_LOCKED', `${this.label}: another writer has this session open; open it with readOnly: true to read it`)
+      throw new ContextfoldError('CF_SESSION_LOCKED', `${this.label}: another writer has this session open; open it with readOnly: true to read it`)
     }
     this.#writer = client
     this.#locked = true
@@ -129,7 +127,7 @@ class PostgresBackend implements LogBackend {
       )
     } catch (e) {
       if ((e as { code?: unknown }).code === '23505') {
-        throw new StoreError('CF_SESSION_LOCKED', `${this.label}: entry ${seq} was written by another writer`, { cause: e })
+        throw new ContextfoldError('CF_SESSION_LOCKED', `${this.label}: entry ${seq} was written by another writer`, { cause: e })
       }
       throw e
     }
@@ -164,21 +162,21 @@ class PostgresBackend implements LogBackend {
  * server when the writer's connection ends, so a killed writer blocks nobody).
  *
  * @example
- * await PostgresSessionStore.setup({ pool })          // once
- * const store = await PostgresSessionStore.open({ pool, id: 'chat-1', session: options })
+ * await PostgresSession.setup({ pool })          // once
+ * const store = await PostgresSession.open({ pool, id: 'chat-1', session: options })
  * await store.append(message)
  * const session = await store.load()
  */
-export class PostgresSessionStore extends LogStore {
+export class PostgresSession extends LogStore {
   /**
    * Opens session `id` (created when missing, unless `create: false`); `readOnly` never locks.
    * `CF_SESSION_LOCKED` when another writer has it open; `CF_STORE_SETUP` when the table is
    * missing (run `setup`) or is not a contextfold table.
    */
-  static async open(options: PostgresOpenOptions): Promise<PostgresSessionStore> {
+  static async open(options: PostgresOpenOptions): Promise<PostgresSession> {
     const { pool, own } = await poolOf(options)
     const backend = new PostgresBackend(pool, own, options, options.id)
-    return LogStore.openOn((b, header) => new PostgresSessionStore(b, options, header), backend, options)
+    return LogStore.openOn((b, header) => new PostgresSession(b, options, header), backend, options)
   }
 
   /**
@@ -205,22 +203,22 @@ export class PostgresSessionStore extends LogStore {
   }
 
   /**
-   * The sessions of one database as an `OpenSessionLog`, for the AI SDK middleware's `store`
+   * The sessions of one database as an `SessionStore`, for the AI SDK middleware's `store`
    * option: processes sharing the database share conversations.
    *
    * @example
-   * contextfoldMiddleware({ store: PostgresSessionStore.sessions({ pool }) })
+   * contextfoldMiddleware({ store: PostgresSession.sessions({ pool }) })
    */
-  static sessions(options: PostgresConnection & PostgresTable & Omit<LogOpenOptions, 'id' | 'readOnly'>): OpenSessionLog {
+  static sessions(options: PostgresConnection & PostgresTable & Omit<LogOpenOptions, 'id' | 'readOnly'>): SessionStore {
     // A connection string gets one pool for every session of the factory (idle, it lets the process exit).
     let shared: Promise<Pool> | undefined
     return async (id) => {
       shared ??= poolOf(options).then((p) => p.pool)
       const pool = await shared
-      return PostgresSessionStore.open({ ...options, connectionString: undefined, pool, id })
+      return PostgresSession.open({ ...options, connectionString: undefined, pool, id })
     }
   }
 }
 
-/** `PostgresSessionStore.sessions`: the sessions of one database as an `OpenSessionLog`. */
-export const postgresSessions = PostgresSessionStore.sessions
+/** `PostgresSession.sessions`: the sessions of one database as an `SessionStore`. */
+export const postgresStore = PostgresSession.sessions

@@ -1,7 +1,7 @@
 // The PostgreSQL layout: one table of entries, one row per entry of a session's log.
 import type { Pool, PoolClient } from 'pg'
 
-import { StoreError } from '../stores/errors.js'
+import { ContextfoldError } from '../errors.js'
 
 /** Where the entries live: a schema and a table name (defaults `public`, `contextfold_entries`). */
 export interface PostgresTable {
@@ -64,13 +64,13 @@ export async function checkSchema(db: Pool | PoolClient, t: PostgresTable): Prom
   )
   const found = rows[0]
   if (!found) {
-    throw new StoreError(
+    throw new ContextfoldError(
       'CF_STORE_SETUP',
-      `PostgreSQL: no table ${n.display}: run PostgresSessionStore.setup({ ... }) or \`contextfold migrate <url>\` once to create it`,
+      `PostgreSQL: no table ${n.display}: run PostgresSession.setup({ ... }) or \`contextfold migrate <url>\` once to create it`,
     )
   }
   if (found.comment !== TABLE_COMMENT || found.columns !== COLUMNS) {
-    throw new StoreError(
+    throw new ContextfoldError(
       'CF_STORE_SETUP',
       `PostgreSQL: table ${n.display} is not a contextfold session log (columns ${found.columns ?? 'none'}, comment ${JSON.stringify(found.comment)}): choose another schema or table`,
     )

@@ -5,18 +5,16 @@ import { randomUUID } from 'node:crypto'
 
 import type { Redis, RedisOptions } from 'ioredis'
 
-import type { OpenSessionLog } from '../session-log.js'
-import { StoreError } from '../stores/errors.js'
+import type { SessionStore } from '../session-log.js'
+import { ContextfoldError } from '../errors.js'
 import { LogStore, coded, entryKind, type LogBackend, type LogOpenOptions } from '../stores/log-store.js'
 
-export { StoreError, type StoreErrorCode } from '../stores/errors.js'
-export type { LogOpenOptions } from '../stores/log-store.js'
 
 /** What `setup` writes at `<prefix>layout`, and `open` checks. */
-export const LAYOUT = 'contextfold session log v1'
+const LAYOUT = 'contextfold session log v1'
 
 /** How long a writer's lease lasts without renewal: a writer killed with SIGKILL blocks the next one at most this long. */
-export const LEASE_MS = 10_000
+const LEASE_MS = 10_000
 
 /** How to reach Redis: the app's ioredis client, or a URL (the store makes a client and quits it on close). */
 export type RedisConnection = { client: Redis; url?: undefined } | { url: string; client?: undefined; redisOptions?: RedisOptions }
@@ -28,7 +26,7 @@ export interface RedisLayout {
   leaseMs?: number
 }
 
-/** Options of `RedisSessionStore.open`. */
+/** Options of `RedisSession.open`. */
 export type RedisOpenOptions = RedisConnection & RedisLayout & LogOpenOptions
 
 /**
@@ -73,7 +71,7 @@ return 'OK'`
 
 async function clientOf(c: RedisConnection): Promise<{ client: Redis; own: boolean }> {
   if (c.client) return { client: c.client, own: false }
-  if (typeof c.url !== 'string') throw new StoreError('CF_INVALID_ARGUMENT', 'Redis: pass `client` or `url`')
+  if (typeof c.url !== 'string') throw new ContextfoldError('CF_INVALID_ARGUMENT', 'Redis: pass `client` or `url`')
   const { Redis: Client } = await import('ioredis')
   const client = new Client(c.url, { ...('redisOptions' in c ? c.redisOptions : {}) })
   client.on('error', () => {}) // reconnects by itself; commands report failures
@@ -84,10 +82,10 @@ async function clientOf(c: RedisConnection): Promise<{ client: Redis; own: boole
 function redisError(e: unknown, label: string): unknown {
   const message = e instanceof Error ? e.message : String(e)
   if (message.startsWith('WRONGTYPE')) {
-    return new StoreError('CF_STORE_SETUP', `${label}: a key of the session holds another application's data (${message})`, { cause: e })
+    return new ContextfoldError('CF_STORE_SETUP', `${label}: a key of the session holds another application's data (${message})`, { cause: e })
   }
   if (message.startsWith('CF_SESSION_LOCKED')) {
-    return new StoreError('CF_SESSION_LOCKED', `${label}: another writer has this session open (or took it over after this writer's lease expired)`, { cause: e })
+    return new ContextfoldError('CF_SESSION_LOCKED', `${label}: another writer has this session open (or took it over after this writer's lease expired)`, { cause: e })
   }
   return e
 }
@@ -120,14 +118,14 @@ class RedisBackend implements LogBackend {
   async checkSetup(): Promise<void> {
     const found = await this.#run(() => this.#client.get(this.#keys.layout))
     if (found === null) {
-      throw new StoreError('CF_STORE_SETUP', `Redis: no ${this.#keys.layout} key: run RedisSessionStore.setup({ ... }) or \`contextfold migrate <url>\` once`)
+      throw new ContextfoldError('CF_STORE_SETUP', `Redis: no ${this.#keys.layout} key: run RedisSession.setup({ ... }) or \`contextfold migrate <url>\` once`)
     }
-    if (found !== LAYOUT) throw new StoreError('CF_STORE_SETUP', `Redis: ${this.#keys.layout} holds ${JSON.stringify(found.slice(0, 80))}, not a contextfold layout: choose another prefix`)
+    if (found !== LAYOUT) throw new ContextfoldError('CF_STORE_SETUP', `Redis: ${this.#keys.layout} holds ${JSON.stringify(found.slice(0, 80))}, not a contextfold layout: choose another prefix`)
   }
 
   async lock(): Promise<void> {
     const ok = await this.#run(() => this.#client.eval(LOCK, 1, this.#keys.lease, this.#token, this.#lease))
-    if (ok !== 1) throw new StoreError('CF_SESSION_LOCKED', `${this.label}: another writer has this session open (its lease ends within ${this.#lease} ms of its last renewal); open it with readOnly: true to read it`)
+    if (ok !== 1) throw new ContextfoldError('CF_SESSION_LOCKED', `${this.label}: another writer has this session open (its lease ends within ${this.#lease} ms of its last renewal); open it with readOnly: true to read it`)
     if (!this.#renew) {
       // Renewed well before it runs out; a failed renewal shows at the next append (the script checks the lease).
       this.#renew = setInterval(() => void this.#client.eval(RENEW, 1, this.#keys.lease, this.#token, this.#lease).catch(() => {}), this.#lease / 3)
@@ -197,18 +195,18 @@ class RedisBackend implements LogBackend {
  * it, or cut off) cannot write over the next one, and a killed writer blocks others at most `leaseMs`.
  *
  * @example
- * await RedisSessionStore.setup({ client })           // once
- * const store = await RedisSessionStore.open({ client, id: 'chat-1', session: options })
+ * await RedisSession.setup({ client })           // once
+ * const store = await RedisSession.open({ client, id: 'chat-1', session: options })
  */
-export class RedisSessionStore extends LogStore {
+export class RedisSession extends LogStore {
   /**
    * Opens session `id` (created when missing, unless `create: false`); `readOnly` takes no lease.
    * `CF_SESSION_LOCKED` when another writer holds the lease; `CF_STORE_SETUP` without `setup`.
    */
-  static async open(options: RedisOpenOptions): Promise<RedisSessionStore> {
+  static async open(options: RedisOpenOptions): Promise<RedisSession> {
     const { client, own } = await clientOf(options)
     const backend = new RedisBackend(client, own, options, options.id)
-    return LogStore.openOn((b, header) => new RedisSessionStore(b, options, header), backend, options)
+    return LogStore.openOn((b, header) => new RedisSession(b, options, header), backend, options)
   }
 
   /** Writes the layout marker `<prefix>layout` when missing (idempotent), then checks it. */
@@ -229,21 +227,21 @@ export class RedisSessionStore extends LogStore {
   }
 
   /**
-   * The sessions of one Redis as an `OpenSessionLog`, for the AI SDK middleware's `store` option.
+   * The sessions of one Redis as an `SessionStore`, for the AI SDK middleware's `store` option.
    *
    * @example
-   * contextfoldMiddleware({ store: RedisSessionStore.sessions({ client }) })
+   * contextfoldMiddleware({ store: RedisSession.sessions({ client }) })
    */
-  static sessions(options: RedisConnection & RedisLayout & Omit<LogOpenOptions, 'id' | 'readOnly'>): OpenSessionLog {
+  static sessions(options: RedisConnection & RedisLayout & Omit<LogOpenOptions, 'id' | 'readOnly'>): SessionStore {
     // A URL gets one client for every session of the factory (pass your own to control its life).
     let shared: Promise<Redis> | undefined
     return async (id) => {
       shared ??= clientOf(options).then((c) => c.client)
       const client = await shared
-      return RedisSessionStore.open({ ...options, url: undefined, client, id })
+      return RedisSession.open({ ...options, url: undefined, client, id })
     }
   }
 }
 
-/** `RedisSessionStore.sessions`: the sessions of one Redis as an `OpenSessionLog`. */
-export const redisSessions = RedisSessionStore.sessions
+/** `RedisSession.sessions`: the sessions of one Redis as an `SessionStore`. */
+export const redisStore = RedisSession.sessions

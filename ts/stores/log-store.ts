@@ -7,7 +7,7 @@ import { rename, rm, writeFile } from 'node:fs/promises'
 import { LogWriter, logHeader, logLoad, logLoadPlan, logMessages } from '../native.js'
 import type { LogEntry, Message, Pin, PruneRecord, Session, SessionOptions, StoreWarning } from '../native.js'
 import type { SessionLog } from '../session-log.js'
-import { StoreError } from './errors.js'
+import { ContextfoldError } from '../errors.js'
 
 /** The I/O of one session in one database, as `LogStore` needs it. */
 export interface LogBackend {
@@ -59,7 +59,7 @@ export function entryKind(entry: string): string {
 export function coded(e: unknown, label: string): Error {
   if (typeof (e as { code?: unknown })?.code === 'string' && String((e as { code: string }).code).startsWith('CF_')) return e as Error
   const reason = e instanceof Error ? e.message : String(e)
-  return new StoreError('CF_IO', `${label}: the database failed: ${reason}`, { cause: e })
+  return new ContextfoldError('CF_IO', `${label}: the database failed: ${reason}`, { cause: e })
 }
 
 /** A session in a database, with the file store's members (as promises). */
@@ -91,7 +91,7 @@ export class LogStore implements SessionLog {
       await backend.checkSetup()
       let header = await backend.header()
       if (options.readOnly || options.create === false) {
-        if (header === undefined) throw new StoreError('CF_SESSION_NOT_FOUND', `${backend.label}: no such session`)
+        if (header === undefined) throw new ContextfoldError('CF_SESSION_NOT_FOUND', `${backend.label}: no such session`)
       }
       if (!options.readOnly) {
         await backend.lock()
@@ -110,8 +110,8 @@ export class LogStore implements SessionLog {
   }
 
   #check(write: boolean): void {
-    if (this.#closed) throw new StoreError('CF_STORE_CLOSED', `${this.#backend.label}: the store is closed`)
-    if (write && this.readOnly) throw new StoreError('CF_READ_ONLY', `${this.#backend.label}: opened with readOnly: true`)
+    if (this.#closed) throw new ContextfoldError('CF_STORE_CLOSED', `${this.#backend.label}: the store is closed`)
+    if (write && this.readOnly) throw new ContextfoldError('CF_READ_ONLY', `${this.#backend.label}: opened with readOnly: true`)
   }
 
   /** The writer, built from the log when there is none (first write, or after a failed one). */
@@ -150,7 +150,7 @@ export class LogStore implements SessionLog {
       const there = await this.#backend.range(before + 1, before + 1 + entries.length)
       if (there.length === 0) return await this.#backend.write(before + 1, entries)
       if (there.length === entries.length && there.every((t, i) => t === entries[i])) return
-      throw new StoreError('CF_SESSION_LOCKED', `${label}: another writer wrote entry ${before + 1} meanwhile`)
+      throw new ContextfoldError('CF_SESSION_LOCKED', `${label}: another writer wrote entry ${before + 1} meanwhile`)
     } catch (e) {
       throw coded(e, label)
     }
@@ -178,7 +178,7 @@ export class LogStore implements SessionLog {
 
   async #headerNow(): Promise<string> {
     this.#header ??= await this.#backend.header()
-    if (this.#header === undefined) throw new StoreError('CF_SESSION_NOT_FOUND', `${this.#backend.label}: no such session`)
+    if (this.#header === undefined) throw new ContextfoldError('CF_SESSION_NOT_FOUND', `${this.#backend.label}: no such session`)
     return this.#header
   }
 
@@ -245,7 +245,7 @@ export class LogStore implements SessionLog {
       await rename(tmp, path)
     } catch (e) {
       await rm(tmp, { force: true })
-      throw new StoreError('CF_IO', `cannot export to ${path}: ${(e as Error).message}`, { cause: e })
+      throw new ContextfoldError('CF_IO', `cannot export to ${path}: ${(e as Error).message}`, { cause: e })
     }
     return messages.length
   }

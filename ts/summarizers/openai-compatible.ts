@@ -10,8 +10,8 @@ import {
   SummaryFailedError,
   abortError,
   throwIfAborted,
-  type CompactError,
-  type CompactErrorOptions,
+  type ContextfoldError,
+  type ContextfoldErrorOptions,
 } from '../errors.js'
 import type { Summarizer, SummaryRequest, SummaryResponse } from '../types.js'
 
@@ -53,7 +53,7 @@ function contentOf(c: unknown): string {
 }
 
 /** The error an HTTP answer stands for, by status and body. */
-export function httpError(status: number, statusText: string, body: string, url: string): CompactError {
+export function httpError(status: number, statusText: string, body: string, url: string): ContextfoldError {
   let detail = body.trim()
   const parsed = (() => {
     try {
@@ -66,7 +66,7 @@ export function httpError(status: number, statusText: string, body: string, url:
   const message = typeof err?.message === 'string' ? err.message : typeof parsed?.message === 'string' ? parsed.message : undefined
   if (message) detail = message
   const text = `${url}: HTTP ${status}${statusText ? ` ${statusText}` : ''}${detail ? `: ${detail.slice(0, 500)}` : ''}`
-  const opts: CompactErrorOptions = { status, body: body.slice(0, 4096) }
+  const opts: ContextfoldErrorOptions = { status, body: body.slice(0, 4096) }
   if (isPromptTooLong(status, `${detail}\n${body}`)) return new PromptTooLongError(text, opts)
   if (status === 401 || status === 403) return new AuthError(text, opts)
   if (status === 429) return new RateLimitError(text, opts)
