@@ -20,19 +20,23 @@ export function typeOf(m: BaseMessage): string {
   return typeof t === 'string' ? t : m._getType()
 }
 
-/**
- * A JSON text of `v` with object keys sorted: the session hands back its messages with their keys
- * in its own order, so messages are compared by this.
- */
-export function stable(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) => {
-    if (x instanceof Uint8Array) return Buffer.from(x.buffer, x.byteOffset, x.byteLength).toString('base64')
-    const o = obj(x)
-    if (!o || o instanceof Date || o instanceof URL) return x
-    const out: Json = {}
-    for (const k of Object.keys(o).sort()) out[k] = o[k]
-    return out
-  }) ?? ''
+/** Whether `a` and `b` hold the same JSON value, whatever the order of their keys (the session hands its messages back with keys in its own order). */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false
+    return true
+  }
+  if (Array.isArray(b)) return false
+  if (a instanceof Uint8Array || b instanceof Uint8Array) return a instanceof Uint8Array && b instanceof Uint8Array && Buffer.compare(a, b) === 0
+  const x = a as Json
+  const y = b as Json
+  const keys = Object.keys(x).filter((k) => x[k] !== undefined)
+  if (keys.length !== Object.keys(y).filter((k) => y[k] !== undefined).length) return false
+  for (const k of keys) if (!sameValue(x[k], y[k])) return false
+  return true
 }
 
 /** A text of a message content: strings, and the text of text blocks. */
@@ -75,6 +79,17 @@ function userContent(content: unknown): unknown {
 
 /** Blocks of an AIMessage's content that repeat its `tool_calls` (Anthropic's `tool_use`, the v1 `tool_call`). */
 const CALL_BLOCKS = new Set(['tool_use', 'tool_call', 'tool_call_chunk', 'input_json_delta', 'server_tool_use'])
+
+/** Each message's session form, converted once: a thread's messages come back on every call. */
+const forms = new WeakMap<BaseMessage, { text: unknown; form: unknown }>()
+function cached<T>(m: BaseMessage, convert: () => T): T {
+  const hit = forms.get(m)
+  // Keyed by the content object too: a message edited in place is converted again.
+  if (hit && hit.text === m.content) return hit.form as T
+  const form = convert()
+  forms.set(m, { text: m.content, form })
+  return form
+}
 
 /** An AIMessage as an assistant message: text, reasoning (Anthropic thinking with its signature), one tool-call part per tool call. */
 function assistantMessage(m: AIMessage): ModelMessageLike {
@@ -161,7 +176,7 @@ export function toModelMessages(messages: readonly BaseMessage[]): Converted {
     const kept = stashed(m)
     if (type === 'tool') {
       const t = m as ToolMessage
-      const part = { type: 'tool-result', toolCallId: t.tool_call_id, toolName: t.name ?? names.get(t.tool_call_id) ?? 'tool', output: toolOutput(t) }
+      const part = cached(t, () => ({ type: 'tool-result', toolCallId: t.tool_call_id, toolName: t.name ?? names.get(t.tool_call_id) ?? 'tool', output: toolOutput(t) }))
       const last = out[out.length - 1]
       if (last?.role === 'tool' && Array.isArray(last.content) && origin[origin.length - 1]!.every((o) => typeOf(o) === 'tool')) {
         ;(last.content as unknown[]).push(part)
@@ -176,12 +191,12 @@ export function toModelMessages(messages: readonly BaseMessage[]): Converted {
       const a = m as AIMessage
       for (const c of a.tool_calls ?? []) if (c.id) names.set(c.id, c.name)
       newestAi = a
-      out.push(kept ?? assistantMessage(a))
+      out.push(kept ?? cached(a, () => assistantMessage(a)))
     } else if (type === 'system') {
       out.push(kept ?? { role: 'system', content: textOfContent(m.content) })
     } else {
       // human, and any other type (a generic ChatMessage) as the user's.
-      out.push(kept ?? { role: 'user', content: userContent(m.content) })
+      out.push(kept ?? cached(m, () => ({ role: 'user', content: userContent(m.content) }) as ModelMessageLike))
     }
     origin.push([m])
   }
@@ -246,75 +261,63 @@ function made(m: ModelMessageLike): BaseMessage {
   return new HumanMessage({ content: content as HumanMessage['content'], response_metadata: meta })
 }
 
+/** The tool call ids of a message's parts (`tool-call` or `tool-result`), joined. */
+function callIds(m: ModelMessageLike): string {
+  if (!Array.isArray(m.content)) return ''
+  let out = ''
+  for (const p of m.content as Json[]) if (p?.type === 'tool-call' || p?.type === 'tool-result') out += `${String(p.toolCallId)}\n`
+  return out
+}
+
+/** Whether `out` (the session's) stands for `own` (the request's), as it came or pruned. */
+function pairs(out: ModelMessageLike, own: ModelMessageLike): boolean {
+  if (out.role !== own.role) return false
+  const ids = callIds(own)
+  return ids !== '' ? callIds(out) === ids : sameValue(out, own)
+}
+
 /**
  * The session's messages as LangChain messages: the request's own object for each message the
  * session left as it came (and always for the newest AIMessage), a ToolMessage with the pruned
- * output for a pruned result, a new message for a summary. `converted` is the request's.
+ * output for a pruned result, a new message for a summary. `converted` is the request's. The
+ * session's messages end with the request's (a compaction puts its summary before them), so they
+ * are paired from the end.
  */
 export function fromModelMessages(out: readonly ModelMessageLike[], converted: Converted): BaseMessage[] {
-  const whole = new Map<string, BaseMessage[]>()
-  const parts = new Map<string, BaseMessage>()
-  const byCall = new Map<string, ToolMessage>()
-  const aiByCall = new Map<string, AIMessage>()
-  let newestAi: BaseMessage | undefined
-  converted.messages.forEach((m, i) => {
-    const from = converted.origin[i]!
-    whole.set(stable(m), from)
-    if (m.role === 'tool' && Array.isArray(m.content)) {
-      m.content.forEach((p, j) => {
-        const t = from[j] as ToolMessage
-        parts.set(stable(p), t)
-        byCall.set(t.tool_call_id, t)
-      })
-    }
-    if (m.role === 'assistant') {
-      newestAi = from[0]
-      for (const c of (from[0] as AIMessage).tool_calls ?? []) if (c.id) aiByCall.set(c.id, from[0] as AIMessage)
-    }
-  })
   const result: BaseMessage[] = []
-  for (const m of out) {
-    const same = whole.get(stable(m))
-    if (same) {
-      result.push(...same)
-      continue
+  let i = converted.messages.length - 1
+  let j = out.length - 1
+  const newestAi = converted.origin[converted.messages.map((m) => m.role).lastIndexOf('assistant')]?.[0]
+  for (; j >= 0 && i >= 0 && pairs(out[j]!, converted.messages[i]!); i--, j--) {
+    const m = out[j]!
+    const own = converted.messages[i]!
+    const from = converted.origin[i]!
+    if (sameValue(m, own) || from[0] === newestAi) {
+      // As it came; the newest assistant turn always so (thinking blocks and their signatures included).
+      for (let k = from.length - 1; k >= 0; k--) result.push(from[k]!)
+    } else if (m.role === 'tool') {
+      const parts = m.content as Json[]
+      for (let k = parts.length - 1; k >= 0; k--) result.push(sameValue(parts[k], (own.content as unknown[])[k]) ? from[k]! : prunedResult(parts[k]!, from[k] as ToolMessage))
+    } else if (m.role === 'assistant') {
+      const a = from[0] as AIMessage
+      const { content, calls } = blocksOf(m.content)
+      result.push(new AIMessage({ content: content as AIMessage['content'], tool_calls: calls, ...(a.id ? { id: a.id } : {}), response_metadata: a.response_metadata }))
+    } else {
+      result.push(made(m))
     }
-    if (m.role === 'tool' && Array.isArray(m.content)) {
-      for (const p of m.content) {
-        const own = parts.get(stable(p))
-        if (own) {
-          result.push(own)
-          continue
-        }
-        const q = obj(p) ?? {}
-        const base = byCall.get(String(q.toolCallId))
-        result.push(
-          new ToolMessage({
-            content: toolContent(q.output),
-            tool_call_id: String(q.toolCallId),
-            name: String(q.toolName ?? base?.name ?? 'tool'),
-            ...(base?.id ? { id: base.id } : {}),
-            ...(base?.status ? { status: base.status } : {}),
-          }),
-        )
-      }
-      continue
-    }
-    if (m.role === 'assistant' && Array.isArray(m.content)) {
-      const call = m.content.map((p) => obj(p)).find((p) => p?.type === 'tool-call')
-      const own = call ? aiByCall.get(String(call.toolCallId)) : undefined
-      // The newest assistant turn goes as it came (thinking blocks and their signatures included).
-      if (own && own === newestAi) {
-        result.push(own)
-        continue
-      }
-      if (own) {
-        const { content, calls } = blocksOf(m.content)
-        result.push(new AIMessage({ content: content as AIMessage['content'], tool_calls: calls, ...(own.id ? { id: own.id } : {}), response_metadata: own.response_metadata }))
-        continue
-      }
-    }
-    result.push(made(m))
   }
+  for (; j >= 0; j--) result.push(made(out[j]!))
+  result.reverse()
   return [...converted.system, ...result]
+}
+
+/** A tool result the session pruned, as a ToolMessage in place of `base`. */
+function prunedResult(part: Json, base: ToolMessage | undefined): ToolMessage {
+  return new ToolMessage({
+    content: toolContent(part.output),
+    tool_call_id: String(part.toolCallId),
+    name: String(part.toolName ?? base?.name ?? 'tool'),
+    ...(base?.id ? { id: base.id } : {}),
+    ...(base?.status ? { status: base.status } : {}),
+  })
 }
