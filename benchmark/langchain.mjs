@@ -4,7 +4,9 @@
 // - `contextfoldLangChain`'s `wrapModelCall` (convert the request's messages, match the thread,
 //   append the 2 new ones, count system prompt and tools, decide; a new array for the handler), for
 //   gpt-4o (the cache-aware prune policy leaves the cached prefix alone) and for a model without
-//   prices (old outputs are pruned, so every call hands back the whole pruned view);
+//   prices (old outputs are pruned, so every call hands back the whole pruned view); and with
+//   gpt-4o's own window from the catalog, where the first call compacts the thread (not timed) and
+//   the later ones work on the summary and the kept tail;
 // - the AI SDK middleware on the same thread as ModelMessages (the engine both share);
 // - `summarizationMiddleware`'s `beforeModel` with a token trigger (it counts every message with
 //   `countTokensApproximately` on each call), both with a window that is never reached, so the
@@ -75,7 +77,11 @@ const contenders = {
     const mw = contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: 4_096 })
     return (messages) => mw.wrapModelCall(request(messages, gpt4o), async () => answer)
   },
-  'contextfoldLangChain, a model without prices (pruned: the whole view handed back)': () => {
+  "contextfoldLangChain, gpt-4o's 128k window (the thread compacted)": () => {
+    const mw = contextfoldLangChain({ maxOutputTokens: 4_096 })
+    return (messages) => mw.wrapModelCall(request(messages, gpt4o), async () => answer)
+  },
+  'contextfoldLangChain, a model without prices': () => {
     const mw = contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: 4_096 })
     return (messages) => mw.wrapModelCall(request(messages), async () => answer)
   },
