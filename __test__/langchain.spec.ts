@@ -35,6 +35,12 @@ function counting() {
   return { summarizer: async (req: Parameters<typeof inner>[0], signal?: AbortSignal) => (n++, inner(req, signal)), calls: () => n }
 }
 
+/** The messages the agent's checkpoint holds for `thread`. */
+async function saved(agent: unknown, thread: string): Promise<BaseMessage[]> {
+  const state = await (agent as { getState(config: unknown): Promise<{ values: { messages: BaseMessage[] } }> }).getState(config(thread))
+  return state.values.messages
+}
+
 const seenOf = (): LoopSeen => ({ prompts: [], problems: [], tokens: [] })
 const config = (thread: string) => ({ configurable: { thread_id: thread }, recursionLimit: 4 * STEPS })
 
@@ -85,7 +91,7 @@ describe('contextfoldLangChain in createAgent', () => {
     expect(seen.prompts.filter((p) => JSON.stringify(p.map((m) => m.content)).includes(SUMMARY_HEADER)).length).toBeGreaterThan(STEPS / 2)
     // The state and the checkpoint hold every original message, whole.
     expectWhole(r.messages)
-    expectWhole((await agent.getState(config('audit'))).values.messages)
+    expectWhole(await saved(agent, 'audit'))
     // The newest answer of every prompt is the agent's own object: its thinking block and signature as they came.
     const state = r.messages
     for (const prompt of seen.prompts.slice(1)) {
@@ -114,7 +120,7 @@ describe('contextfoldLangChain in createAgent', () => {
   })
 
   it("checkpoint: 'compact' shrinks the checkpoint after a summary the summarizer wrote, and never after a failed one", async () => {
-    const run = async (summarizer: Parameters<typeof contextfoldLangChain>[0]['summarizer']) => {
+    const run = async (summarizer: NonNullable<Parameters<typeof contextfoldLangChain>[0]>['summarizer']) => {
       const seen = seenOf()
       const compactions: CompactionResult[] = []
       const agent = createAgent({
@@ -127,7 +133,7 @@ describe('contextfoldLangChain in createAgent', () => {
         ],
       })
       const r = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config('shrink'))
-      return { seen, compactions, messages: r.messages as BaseMessage[], saved: (await agent.getState(config('shrink'))).values.messages as BaseMessage[] }
+      return { seen, compactions, messages: r.messages as BaseMessage[], saved: await saved(agent, 'shrink') }
     }
     // A summary written by a LangChain chat model.
     const writer = fakeModel()
@@ -167,13 +173,13 @@ describe("LangChain's summarizationMiddleware in the same loop", () => {
         middleware: [summarizationMiddleware({ model: writer, trigger: { tokens: WINDOW - MAX_OUTPUT }, keep })],
       })
       await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config('builtin'))
-      const saved = (await agent.getState(config('builtin'))).values.messages as BaseMessage[]
+      const kept = await saved(agent, 'builtin')
       const over = seen.tokens.filter((t) => t > WINDOW - MAX_OUTPUT).length
-      rows.push({ keep: JSON.stringify(keep), calls: seen.prompts.length, over, maxTokens: Math.max(...seen.tokens), summaries, checkpointMessages: saved.length, unpaired: seen.problems.filter((p) => p.includes('without its result')).length, requestLost: seen.problems.filter((p) => p.includes('verbatim')).length,
+      rows.push({ keep: JSON.stringify(keep), calls: seen.prompts.length, over, maxTokens: Math.max(...seen.tokens), summaries, checkpointMessages: kept.length, unpaired: seen.problems.filter((p) => p.includes('without its result')).length, requestLost: seen.problems.filter((p) => p.includes('verbatim')).length,
         // The built-in trims what it summarizes to its newest 4,000 tokens; a span of larger messages leaves nothing, and this placeholder replaces the history.
         placeholder: seen.prompts.filter((p) => JSON.stringify(p.map((m) => m.content)).includes('Previous conversation was too long to summarize.')).length })
       // The built-in rewrites the checkpoint: the originals are gone from it.
-      expect(saved.length).toBeLessThan(2 + 2 * STEPS)
+      expect(kept.length).toBeLessThan(2 + 2 * STEPS)
       expect(summaries).toBeGreaterThan(0)
     }
     console.log('summarizationMiddleware, 35-step loop, 32k window:', JSON.stringify(rows))
