@@ -22,13 +22,18 @@ export function insideCompaction(): boolean {
   return compacting.getStore() === true
 }
 
-/** A stable digest of a message: binary data as base64, URLs as text, object keys in sorted order (the session hands its messages back with keys in its own order). */
-function digest(m: unknown): string {
+/**
+ * A stable digest of a message: binary data as base64, URLs as text; with `sortKeys` (matching
+ * messages in memory), object keys in sorted order, since the session hands its messages back with
+ * keys in its own order. Unsorted for a conversation's lasting name (a store's session id), which
+ * must stay what it was.
+ */
+function digest(m: unknown, sortKeys = true): string {
   const json = JSON.stringify(m, (_k, v: unknown) => {
     if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
     if (v instanceof ArrayBuffer) return Buffer.from(v).toString('base64')
     if (v instanceof URL) return v.href
-    if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Date) return v
+    if (!sortKeys || typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Date) return v
     const sorted: Record<string, unknown> = {}
     for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k]
     return sorted
@@ -219,7 +224,7 @@ export class Engine {
 
   /** The name of the conversation `messages` start, when the call gives none. */
   #key(messages: readonly ModelMessageLike[]): string {
-    return this.#options.conversationId?.(messages) ?? digest(messages[0])
+    return this.#options.conversationId?.(messages) ?? digest(messages[0], false)
   }
 
   #remember(id: string, c: Conversation): void {
