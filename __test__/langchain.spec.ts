@@ -123,17 +123,18 @@ describe('contextfoldLangChain in createAgent', () => {
     const run = async (summarizer: NonNullable<Parameters<typeof contextfoldLangChain>[0]>['summarizer']) => {
       const seen = seenOf()
       const compactions: CompactionResult[] = []
+      const conversations = new Set<string>()
       const agent = createAgent({
         model: loopModel(seen, 12),
         tools: loopTools,
         systemPrompt: SYSTEM,
         checkpointer: new MemorySaver(),
         middleware: [
-          contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', checkpoint: 'compact', summarizer, onCompaction: ({ result }) => compactions.push(result) }),
+          contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', checkpoint: 'compact', summarizer, onCompaction: ({ result, conversation }) => (conversations.add(conversation), compactions.push(result)) }),
         ],
       })
       const r = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config('shrink'))
-      return { seen, compactions, messages: r.messages as BaseMessage[], saved: await saved(agent, 'shrink') }
+      return { seen, compactions, conversations, messages: r.messages as BaseMessage[], saved: await saved(agent, 'shrink') }
     }
     // A summary written by a LangChain chat model.
     const writer = fakeModel()
@@ -141,7 +142,9 @@ describe('contextfoldLangChain in createAgent', () => {
     const ok = await run(langchainSummarizer(writer))
     expect(ok.seen.problems).toEqual([])
     const compacted = ok.compactions.filter((c) => c.status === 'compacted' && !c.fallback)
-    expect(compacted.length).toBeGreaterThanOrEqual(1)
+    expect(compacted.length).toBeGreaterThanOrEqual(2)
+    // The shrunk checkpoint continues the same conversation: its summary is recognized, not taken as new history.
+    expect(ok.conversations.size).toBe(1)
     expect(writer.callCount).toBe(ok.compactions.length)
     expect(ok.saved.length).toBeLessThan(2 + 2 * 12)
     expect(JSON.stringify(ok.saved[1]!.content)).toContain('summary')
