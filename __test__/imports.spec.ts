@@ -22,6 +22,8 @@ describe('what an import loads', () => {
     expect(loaded).toContain('contextfold/langchain')
     expect(loaded.some((p) => p.startsWith('@langchain/core'))).toBe(true)
     expect(loaded.some((p) => /^langchain(\/|$)/.test(p))).toBe(true)
+    // The AI SDK's engine it runs on loads no `ai`.
+    expect(loaded.filter((p) => /^(ai|effect|@opencode-ai\/.*)(\/|$)/.test(p))).toEqual([])
   })
 
   it("import 'contextfold/opencode' loads nothing of opencode (its types only), nor ai or effect", () => {
