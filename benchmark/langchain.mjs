@@ -91,7 +91,7 @@ const contenders = {
     const held = [{ role: 'system', content: system.text }]
     let seen = 0
     return (messages) => {
-      held.push(...toModelMessages(messages.slice(seen)).messages)
+      held.push(...toModelMessages(messages.slice(seen)).converted.messages)
       seen = messages.length
       const prompt = [...held]
       return mw.transformParams({ type: 'generate', params: { prompt, maxOutputTokens: 4_096 }, model: { provider: 'openai.chat', modelId: 'gpt-4o' } })

@@ -154,22 +154,62 @@ export interface Converted {
   messages: ModelMessageLike[]
   /** The BaseMessages behind each of `messages` (several ToolMessages behind one tool message). */
   origin: BaseMessage[][]
+  /** Where the newest assistant message is in `messages` (-1: none). */
+  newestAi: number
   /** The usage of the newest AIMessage: the last call's, which calibrates the count. */
   usage?: Usage
+}
+
+/** What a conversion leaves for the next one of the same thread. */
+export interface ConvertState {
+  converted: Converted
+  /** The request's messages it was made from: their number, first and last. */
+  length: number
+  first: BaseMessage
+  last: BaseMessage
+  /** Tool names by call id, for ToolMessages without a name. */
+  names: Map<string, string>
 }
 
 /**
  * The request's messages as ModelMessages: consecutive ToolMessages grouped into one tool message
  * (LangChain has one per call), a tool result named after its call when the ToolMessage has no name.
+ * With `previous` (the thread's last conversion), a request that continues it (the same first
+ * message, the same message where it ended, as the session's own sync recognises a history) is
+ * converted from there on only.
  */
-export function toModelMessages(messages: readonly BaseMessage[]): Converted {
+export function toModelMessages(messages: readonly BaseMessage[], previous?: ConvertState): ConvertState {
+  const p = previous
+  const continues =
+    p !== undefined &&
+    messages.length >= p.length &&
+    messages[0] === p.first &&
+    messages[p.length - 1] === p.last &&
+    p.converted.messages.length > 0 &&
+    // A ToolMessage right after would join the last tool message: converted afresh.
+    !(messages.length > p.length && typeOf(messages[p.length]!) === 'tool' && p.converted.messages[p.converted.messages.length - 1]!.role === 'tool')
   let i = 0
-  const system: BaseMessage[] = []
-  for (; i < messages.length && typeOf(messages[i]!) === 'system'; i++) system.push(messages[i]!)
-  const out: ModelMessageLike[] = []
-  const origin: BaseMessage[][] = []
-  const names = new Map<string, string>()
-  let newestAi: AIMessage | undefined
+  let system: BaseMessage[]
+  let out: ModelMessageLike[]
+  let origin: BaseMessage[][]
+  let names: Map<string, string>
+  let newestAi = -1
+  let usage: Usage | undefined
+  if (continues) {
+    i = p.length
+    system = p.converted.system
+    out = p.converted.messages.slice()
+    origin = p.converted.origin.slice()
+    names = p.names
+    newestAi = p.converted.newestAi
+    usage = p.converted.usage
+  } else {
+    system = []
+    for (; i < messages.length && typeOf(messages[i]!) === 'system'; i++) system.push(messages[i]!)
+    out = []
+    origin = []
+    names = new Map()
+  }
   for (; i < messages.length; i++) {
     const m = messages[i]!
     const type = typeOf(m)
@@ -190,7 +230,8 @@ export function toModelMessages(messages: readonly BaseMessage[]): Converted {
     if (type === 'ai') {
       const a = m as AIMessage
       for (const c of a.tool_calls ?? []) if (c.id) names.set(c.id, c.name)
-      newestAi = a
+      newestAi = out.length
+      usage = usageOf(a)
       out.push(kept ?? cached(a, () => assistantMessage(a)))
     } else if (type === 'system') {
       out.push(kept ?? { role: 'system', content: textOfContent(m.content) })
@@ -200,8 +241,8 @@ export function toModelMessages(messages: readonly BaseMessage[]): Converted {
     }
     origin.push([m])
   }
-  const usage = newestAi ? usageOf(newestAi) : undefined
-  return { system, messages: out, origin, ...(usage ? { usage } : {}) }
+  const converted: Converted = { system, messages: out, origin, newestAi, ...(usage ? { usage } : {}) }
+  return { converted, length: messages.length, first: messages[0]!, last: messages[messages.length - 1]!, names }
 }
 
 /** An AIMessage's `usage_metadata` as a contextfold Usage (`input_tokens` includes the cached tokens, as LangChain counts). */
@@ -287,7 +328,7 @@ export function fromModelMessages(out: readonly ModelMessageLike[], converted: C
   const result: BaseMessage[] = []
   let i = converted.messages.length - 1
   let j = out.length - 1
-  const newestAi = converted.origin[converted.messages.map((m) => m.role).lastIndexOf('assistant')]?.[0]
+  const newestAi = converted.origin[converted.newestAi]?.[0]
   for (; j >= 0 && i >= 0 && pairs(out[j]!, converted.messages[i]!); i--, j--) {
     const m = out[j]!
     const own = converted.messages[i]!

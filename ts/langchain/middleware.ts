@@ -11,7 +11,7 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling'
 import { Engine } from '../ai/conversations.js'
 import type { ModelRef } from '../ai/models.js'
 import type { ContextfoldAiOptions } from '../ai/options.js'
-import { fromModelMessages, toModelMessages, typeOf } from './messages.js'
+import { fromModelMessages, toModelMessages, typeOf, type ConvertState } from './messages.js'
 
 /** The id LangGraph's `messages` reducer reads as "remove every message" (`REMOVE_ALL_MESSAGES`). */
 const REMOVE_ALL = '__remove_all__'
@@ -97,6 +97,17 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
   const { checkpoint = 'keep', threadId, ...rest } = options
   const engine = new Engine(rest, 'contextfoldLangChain', 'langchain')
   const shrinks = new Map<string, Shrink>()
+  // Each thread's last conversion: the next call converts only what follows it.
+  const conversions = new Map<string, ConvertState>()
+  const remember = (id: string, state: ConvertState) => {
+    conversions.delete(id)
+    conversions.set(id, state)
+    const max = rest.maxConversations ?? 100
+    for (const oldest of conversions.keys()) {
+      if (conversions.size <= max) break
+      conversions.delete(oldest)
+    }
+  }
   const threadOf = (messages: readonly BaseMessage[], runtime: unknown): string | undefined => {
     if (threadId) return threadId({ messages, runtime })
     const id = (runtime as { configurable?: { thread_id?: unknown } } | undefined)?.configurable?.thread_id
@@ -118,8 +129,12 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
         }
       : {}),
     wrapModelCall: async (request, handler) => {
-      const converted = toModelMessages(request.messages)
+      const id = threadOf(request.messages, request.runtime)
+      if (!request.messages.length) return handler(request)
+      const state = toModelMessages(request.messages, id === undefined ? undefined : conversions.get(id))
+      const converted = state.converted
       if (!converted.messages.length) return handler(request)
+      if (id !== undefined) remember(id, state)
       const model = request.model as unknown as ChatModelLike
       const system: string[] = []
       const own = request.systemMessage?.text
@@ -128,7 +143,6 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
       const tools = request.tools?.length ? toolDefinitions(request.tools) : undefined
       const window = positive(model.profile?.maxInputTokens)
       const maxOutput = positive(model.maxTokens)
-      const id = threadOf(request.messages, request.runtime)
       const signal = (request.runtime as { signal?: AbortSignal } | undefined)?.signal
       const prepared = await engine.call(
         converted.messages,
