@@ -103,6 +103,29 @@ describe('contextfoldLangChain in createAgent', () => {
     expect((first.content as any[])[1]).toEqual({ type: 'x-provider-note', note: 'kept as it came' })
   })
 
+  it('a pruned output reaches the model as a ToolMessage of its own (same id and call); the state keeps it whole', async () => {
+    const seen = seenOf()
+    const agent = createAgent({
+      model: loopModel(seen, 22),
+      tools: loopTools,
+      systemPrompt: SYSTEM,
+      middleware: [
+        contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', compaction: { pruneProtect: 3_000, pruneMinimum: 0, pruneProtectSteps: 3 } }),
+      ],
+    })
+    const r = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config('prune'))
+    expect(seen.problems).toEqual([])
+    const state = r.messages as BaseMessage[]
+    const pruned = seen.prompts.flatMap((p) => p.filter((m) => m.type === 'tool' && !state.includes(m))) as ToolMessage[]
+    expect(pruned.length).toBeGreaterThan(0)
+    for (const m of pruned) {
+      const own = state.find((o) => o.id === m.id) as ToolMessage
+      expect(own.tool_call_id).toBe(m.tool_call_id)
+      expect(own.content).toBe(toolOutput(Number(own.tool_call_id.slice(5))))
+      expect(String(m.content).length).toBeLessThan(String(own.content).length)
+    }
+  })
+
   it("the model's profile.maxInputTokens wins over contextWindow", async () => {
     const seen = seenOf()
     const compactions: CompactionResult[] = []
