@@ -99,13 +99,14 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
   const shrinks = new Map<string, Shrink>()
   // Each thread's last conversion: the next call converts only what follows it.
   const conversions = new Map<string, ConvertState>()
-  const remember = (id: string, state: ConvertState) => {
-    conversions.delete(id)
-    conversions.set(id, state)
+  /** Sets `id` in `map`, most recently used last, and drops the least recently used past `maxConversations`. */
+  const remember = <V>(map: Map<string, V>, id: string, value: V) => {
+    map.delete(id)
+    map.set(id, value)
     const max = rest.maxConversations ?? 100
-    for (const oldest of conversions.keys()) {
-      if (conversions.size <= max) break
-      conversions.delete(oldest)
+    for (const oldest of map.keys()) {
+      if (map.size <= max) break
+      map.delete(oldest)
     }
   }
   const threadOf = (messages: readonly BaseMessage[], runtime: unknown): string | undefined => {
@@ -134,7 +135,7 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
       const state = toModelMessages(request.messages, id === undefined ? undefined : conversions.get(id))
       const converted = state.converted
       if (!converted.messages.length) return handler(request)
-      if (id !== undefined) remember(id, state)
+      if (id !== undefined) remember(conversions, id, state)
       const model = request.model as unknown as ChatModelLike
       const system: string[] = []
       const own = request.systemMessage?.text
@@ -159,7 +160,7 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
       const messages = prepared.messages ? fromModelMessages(prepared.messages, converted) : [...request.messages]
       const c = prepared.compaction
       if (checkpoint === 'compact' && id !== undefined && c?.status === 'compacted' && !c.fallback) {
-        shrinks.set(id, { length: request.messages.length, lastId: request.messages.at(-1)?.id, messages: originals(messages, request.messages) })
+        remember(shrinks, id, { length: request.messages.length, lastId: request.messages.at(-1)?.id, messages: originals(messages, request.messages) })
       }
       return handler({ ...request, messages })
     },
