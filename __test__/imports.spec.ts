@@ -1,5 +1,5 @@
 // What each entry point loads: `import 'contextfold'` resolves none of the integrations' peers
-// (`ai`, `effect`, `@opencode-ai/*`, pi's packages, `@opentelemetry/api`), and `contextfold/opencode` and `contextfold/pi` take only
+// (`ai`, `effect`, `@opencode-ai/*`, pi's packages, `@opentelemetry/api`, `langchain` and `@langchain/*`), and `contextfold/opencode` and `contextfold/pi` take only
 // types from their agents' packages.
 import { describe, expect, it } from 'vitest'
 
@@ -7,13 +7,23 @@ import { packagesResolvedBy } from './resolved.js'
 
 const packagesLoadedBy = (entry: string) => packagesResolvedBy([`await import(${JSON.stringify(entry)})`])[0]
 
-const PEERS = /^(ai|effect|@opencode-ai\/.*|@opentelemetry\/.*|@(mariozechner|earendil-works)\/pi-.*)(\/|$)/
+const PEERS = /^(ai|effect|langchain|@langchain\/.*|@opencode-ai\/.*|@opentelemetry\/.*|@(mariozechner|earendil-works)\/pi-.*)(\/|$)/
 
 describe('what an import loads', () => {
   it("import 'contextfold' loads no peer of an integration", () => {
     const loaded = packagesLoadedBy('contextfold')
     expect(loaded).toContain('contextfold')
     expect(loaded.filter((p) => PEERS.test(p))).toEqual([])
+  })
+
+  it("import 'contextfold/ai' loads no LangChain package; 'contextfold/langchain' loads langchain and @langchain/core", () => {
+    expect(packagesLoadedBy('contextfold/ai').filter((p) => /^(langchain|@langchain\/)/.test(p))).toEqual([])
+    const loaded = packagesLoadedBy('contextfold/langchain')
+    expect(loaded).toContain('contextfold/langchain')
+    expect(loaded.some((p) => p.startsWith('@langchain/core'))).toBe(true)
+    expect(loaded.some((p) => /^langchain(\/|$)/.test(p))).toBe(true)
+    // The AI SDK's engine it runs on loads no `ai`.
+    expect(loaded.filter((p) => /^(ai|effect|@opencode-ai\/.*)(\/|$)/.test(p))).toEqual([])
   })
 
   it("import 'contextfold/opencode' loads nothing of opencode (its types only), nor ai or effect", () => {

@@ -11,13 +11,17 @@ import * as ai5 from 'ai'
 import { MockLanguageModelV2 } from 'ai/test'
 import * as ai6 from 'ai-v6'
 import { MockLanguageModelV3 } from 'ai-v6/test'
+import { HumanMessage } from '@langchain/core/messages'
+import { createAgent } from 'langchain'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
+import { contextfoldLangChain } from '../dist/langchain/index.js'
 import { Session, compact, type CompactionResult, type Summarizer } from '../dist/index.js'
 import { MAX_OUTPUT, REQUEST, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
 import { PRUNED } from './helpers.js'
+import { loopModel, loopTools, type LoopSeen } from './langchain-loop.js'
 import { Recorded, registerGlobally, type ReadableSpan } from './tracing.js'
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -229,6 +233,25 @@ describe('ai v5: contextfoldPrepareStep', () => {
     expect(recorded.spans().filter((s) => s.name.startsWith('contextfold.'))).toEqual([])
     expect(own.named('contextfold.compact')).toHaveLength(2)
     expect(own.named('contextfold.summarize')).toHaveLength(2)
+  })
+})
+
+describe('contextfoldLangChain in createAgent', () => {
+  it('each compaction has its contextfold.compact span, named after the thread and the langchain integration', async () => {
+    const seen: LoopSeen = { prompts: [], problems: [], tokens: [] }
+    const results: CompactionResult[] = []
+    const agent = createAgent({
+      model: loopModel(seen, STEPS),
+      tools: loopTools,
+      systemPrompt: SYSTEM,
+      middleware: [contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', compaction: PRUNE, onCompaction: ({ result }) => results.push(result) })],
+    })
+    await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, { configurable: { thread_id: 'thread-7' }, recursionLimit: 4 * STEPS })
+    expect(seen.problems).toEqual([])
+    const compactions = recorded.named('contextfold.compact')
+    expect(compactions.length).toBeGreaterThanOrEqual(2)
+    expectCompactions(compactions, results, 'langchain')
+    expect(attr(compactions[0]!, 'gen_ai.conversation.id')).toBe('thread-7')
   })
 })
 

@@ -22,13 +22,21 @@ export function insideCompaction(): boolean {
   return compacting.getStore() === true
 }
 
-/** A stable digest of a message: binary data as base64, URLs as text. */
-function digest(m: unknown): string {
+/**
+ * A stable digest of a message: binary data as base64, URLs as text; with `sortKeys` (matching
+ * messages in memory), object keys in sorted order, since the session hands its messages back with
+ * keys in its own order. Unsorted for a conversation's lasting name (a store's session id), which
+ * must stay what it was.
+ */
+function digest(m: unknown, sortKeys = true): string {
   const json = JSON.stringify(m, (_k, v: unknown) => {
     if (v instanceof Uint8Array) return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64')
     if (v instanceof ArrayBuffer) return Buffer.from(v).toString('base64')
     if (v instanceof URL) return v.href
-    return v
+    if (!sortKeys || typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Date) return v
+    const sorted: Record<string, unknown> = {}
+    for (const k of Object.keys(v).sort()) sorted[k] = (v as Record<string, unknown>)[k]
+    return sorted
   })
   return createHash('sha256').update(json ?? '').digest('base64url')
 }
@@ -81,6 +89,8 @@ export interface CallShape {
   maxOutputTokens?: number
   /** The call as the model gets it (messages, system, tools, settings): the prefix of a summary request in the conversation form. */
   request?: LastRequest
+  /** The model's window as the host reports it (LangChain's `model.profile`): wins over `contextWindow` and the catalog. */
+  contextWindow?: number
 }
 
 /** Whether `summarizer` writes with `model` itself (an `aiSdkSummarizer` of the same provider and model id). */
@@ -96,6 +106,8 @@ export interface Prepared {
   conversation: Conversation
   /** The messages to send instead of the call's own (after a compaction or a prune), else undefined. */
   messages?: ModelMessageLike[]
+  /** The compaction this call ran, if any. */
+  compaction?: CompactionResult
 }
 
 /** How a call reaches the engine besides its messages. */
@@ -115,9 +127,14 @@ export class Engine {
   readonly #stored = new Map<string, Conversation>()
   #count = 0
   readonly #asker: Asker
+  readonly #integration: string
 
-  /** `name`: the function the user called (`contextfoldMiddleware`...), which errors name. */
-  constructor(options: ContextfoldAiOptions, name: string) {
+  /**
+   * `name`: the function the user called (`contextfoldMiddleware`...), which errors name;
+   * `integration`: the host, as telemetry names it.
+   */
+  constructor(options: ContextfoldAiOptions, name: string, integration = 'ai') {
+    this.#integration = integration
     this.#asker = { name, fix: `${name}({ contextWindow })` }
     // A bad size is the user's call to fix now, not an error of the first model call.
     positiveTokens(this.#asker, 'contextWindow', options.contextWindow)
@@ -136,8 +153,9 @@ export class Engine {
       if (stored) return stored
     }
     const c = await this.conversation(messages, model, call, ctx.stepUsage, ctx.id)
-    await this.#step(c, call, ctx.signal)
-    return c.rewritten ? { conversation: c, messages: c.hand() } : { conversation: c }
+    const step = await this.#step(c, call, ctx.signal)
+    const compaction = step.compaction ? { compaction: step.compaction } : {}
+    return c.rewritten ? { conversation: c, messages: c.hand(), ...compaction } : { conversation: c, ...compaction }
   }
 
   /**
@@ -198,7 +216,7 @@ export class Engine {
       await record(log, step)
       this.#remember(id, c)
       // The stored session is what the model gets: compacted, pruned or (round trip) the call's own.
-      return { conversation: c, messages: c.hand() }
+      return { conversation: c, messages: c.hand(), ...(step.compaction ? { compaction: step.compaction } : {}) }
     } finally {
       await log.close()
     }
@@ -206,7 +224,7 @@ export class Engine {
 
   /** The name of the conversation `messages` start, when the call gives none. */
   #key(messages: readonly ModelMessageLike[]): string {
-    return this.#options.conversationId?.(messages) ?? digest(messages[0])
+    return this.#options.conversationId?.(messages) ?? digest(messages[0], false)
   }
 
   #remember(id: string, c: Conversation): void {
@@ -263,7 +281,8 @@ export class Engine {
 
   async #sessionOptions(model: ModelRef, call: CallShape): Promise<SessionOptions> {
     const o = this.#options
-    const info = await lookUpModel(model, { ...(o.contextWindow !== undefined ? { contextWindow: o.contextWindow } : {}) }, this.#asker)
+    const window = call.contextWindow ?? o.contextWindow
+    const info = await lookUpModel(model, { ...(window !== undefined ? { contextWindow: window } : {}) }, this.#asker)
     const maxOutput = call.maxOutputTokens ?? o.maxOutputTokens ?? Math.min(info.limit.output ?? 4_096, 32_000)
     return sessionOptions(o, { providerID: info.providerID, modelID: info.modelID, ...(info.cost ? { cost: info.cost } : {}) }, info.limit.context, maxOutput)
   }
@@ -287,7 +306,7 @@ export class Engine {
       ...(o.prune !== undefined ? { prune: o.prune } : {}),
       ...(o.compactAt !== undefined ? { compactAt: o.compactAt } : {}),
       ...(state ? { state } : {}),
-      telemetry: telemetryFor(o.telemetry, { integration: 'ai', conversationId: key }),
+      telemetry: telemetryFor(o.telemetry, { integration: this.#integration, conversationId: key }),
       // The loop goes on by itself: no synthetic "continue" message after the summary.
       autoContinue: false,
     })
