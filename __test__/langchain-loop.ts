@@ -8,7 +8,8 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling'
 import { tool } from 'langchain'
 import { z } from 'zod'
 
-import { Session, type ModelMessageLike } from '../dist/index.js'
+import { Session } from '../dist/index.js'
+import type { ModelMessageLike } from '../dist/native.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, TOOLS, WINDOW, toolOutput } from './ai-loop.js'
 
 export { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, TOOLS, WINDOW, toolOutput }

@@ -10,7 +10,8 @@ import { createAgent, tool } from 'langchain'
 import { z } from 'zod'
 
 import { contextfoldLangChain } from '../dist/langchain/index.js'
-import { SUMMARY_HEADER, Session, extractiveSummarizer, sessionFiles } from '../dist/index.js'
+import { Session, extractiveSummarizer, fileStore } from '../dist/index.js'
+import { SUMMARY_HEADER } from '../dist/prompt.js'
 
 const WINDOW = 32_000
 const MAX_OUTPUT = 2_000
@@ -26,7 +27,7 @@ const middleware = contextfoldLangChain({
   contextWindow: WINDOW,
   maxOutputTokens: MAX_OUTPUT,
   tokenizer: 'o200k',
-  store: sessionFiles(process.argv[2]),
+  store: fileStore(process.argv[2]),
   // Summary requests (a split turn's beginning gets one of its own, in parallel).
   summarizer: (req, signal) => (req.kind === 'turn-prefix' || summaries++, inner(req, signal)),
   onCompaction: ({ result }) => (compactions += result.status === 'compacted' ? 1 : 0),

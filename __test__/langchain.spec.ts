@@ -14,7 +14,8 @@ import { createAgent, summarizationMiddleware } from 'langchain'
 import { afterEach, describe, expect, it } from 'vitest'
 
 import { contextfoldLangChain, langchainSummarizer } from '../dist/langchain/index.js'
-import { SUMMARY_HEADER, SessionStore, extractiveSummarizer, sessionFiles, type CompactionResult } from '../dist/index.js'
+import { SessionFile, extractiveSummarizer, fileStore, type CompactionResult } from '../dist/index.js'
+import { SUMMARY_HEADER } from '../dist/prompt.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, loopModel, loopTools, toolOutput, type LoopSeen } from './langchain-loop.js'
 
 const dirs: string[] = []
@@ -254,7 +255,7 @@ describe('contextfoldLangChain with a file store', () => {
     expect(calls.slice(firstSummarized).every((c) => c.summarized)).toBe(true)
     expect(new Set(calls.slice(firstSummarized).map((c) => c.worker))).toEqual(new Set([0, 1]))
     // Each compaction made once, by one of them: as many as the summaries stored, and the summarizer called once for each.
-    const store = SessionStore.open(join(dir, 'chat-1.jsonl'), { readOnly: true })
+    const store = SessionFile.open(join(dir, 'chat-1.jsonl'), { readOnly: true })
     const all = store.loadAll()
     store.close()
     const recorded = all.filter((m) => m.summary === true).length
@@ -274,7 +275,7 @@ describe('contextfoldLangChain with a file store', () => {
         model: loopModel(s, steps),
         tools: loopTools,
         systemPrompt: SYSTEM,
-        middleware: [contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', store: sessionFiles(dir), summarizer })],
+        middleware: [contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', store: fileStore(dir), summarizer })],
       })
     const r = await make(seen, first.summarizer, 12).invoke({ messages: [new HumanMessage(REQUEST)] }, config('resume'))
     expect(seen.problems).toEqual([])

@@ -87,7 +87,7 @@ interface Shrink {
  * Options are the AI SDK middleware's (`contextWindow`, `summarizer`, `trigger`, `keep`, `prune`,
  * `store`, `telemetry`...), plus `checkpoint` and `threadId`. The window is the model's
  * `profile.maxInputTokens` when it has one, else `contextWindow`, else the catalog's. With a
- * `store` (`sessionFiles(dir)`, a database store) each thread's summary and cursor are kept under
+ * `store` (`fileStore(dir)`, a database store) each thread's summary and cursor are kept under
  * its thread id, so that a thread resumed in another process continues from its compaction.
  *
  * @example
