@@ -115,10 +115,15 @@ export class Engine {
   readonly #stored = new Map<string, Conversation>()
   #count = 0
   readonly #asker: Asker
+  readonly #integration: string
 
-  /** `name`: the function the user called (`contextfoldMiddleware`...), which errors name. */
-  constructor(options: ContextfoldAiOptions, name: string) {
+  /**
+   * `name`: the function the user called (`contextfoldMiddleware`...), which errors name;
+   * `integration`: the host its spans name (`contextfold.integration`).
+   */
+  constructor(options: ContextfoldAiOptions, name: string, integration = 'ai') {
     this.#asker = { name, fix: `${name}({ contextWindow })` }
+    this.#integration = integration
     // A bad size is the user's call to fix now, not an error of the first model call.
     positiveTokens(this.#asker, 'contextWindow', options.contextWindow)
     positiveTokens(this.#asker, 'maxOutputTokens', options.maxOutputTokens)
@@ -287,7 +292,7 @@ export class Engine {
       ...(o.prune !== undefined ? { prune: o.prune } : {}),
       ...(o.compactAt !== undefined ? { compactAt: o.compactAt } : {}),
       ...(state ? { state } : {}),
-      telemetry: telemetryFor(o.telemetry, { integration: 'ai', conversationId: key }),
+      telemetry: telemetryFor(o.telemetry, { integration: this.#integration, conversationId: key }),
       // The loop goes on by itself: no synthetic "continue" message after the summary.
       autoContinue: false,
     })
