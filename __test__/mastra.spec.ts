@@ -179,3 +179,60 @@ describe("Mastra's TokenLimiter in the same loop (what contextfold does differen
     expect((await recalled(memory, 'audit')).results.size).toBe(STEPS)
   })
 })
+
+describe('contextfoldProcessor across processes', () => {
+  it('two processes serving alternate turns of a thread share one session file: each compaction is summarized by one process and sent by both', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cf-mastra-store-'))
+    dirs.push(dir)
+    const start = () =>
+      new Promise<ChildProcess>((resolve, reject) => {
+        const c = fork(join(import.meta.dirname, 'mastra-store-worker.mjs'), [dir], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })
+        children.push(c)
+        c.once('message', () => resolve(c))
+        c.once('error', reject)
+      })
+    const [a, b] = await Promise.all([start(), start()])
+    const ask = (c: ChildProcess, msg: unknown) =>
+      new Promise<any>((resolve) => {
+        c.once('message', resolve)
+        c.send(msg as never)
+      })
+    let rows: unknown[] = []
+    const turns: any[] = []
+    for (let turn = 0; turn < 8; turn++) {
+      const r = await ask(turn % 2 ? b : a, { turn, text: `turn ${turn}: ${turn === 0 ? REQUEST : 'read three more files'}`, rows })
+      expect(r.error).toBeUndefined()
+      expect(r.text).toBe(`turn ${turn} done`)
+      turns.push(r)
+      rows = r.rows
+    }
+    const seen = turns.flatMap((t) => t.seen)
+    // 8 turns of 3 outputs of 4k tokens: 96k tokens through a 32k window.
+    expect(seen).toHaveLength(8 * 4)
+    for (const s of seen) {
+      expect(s.tokens).toBeLessThanOrEqual(WINDOW - 2_000)
+      expect(s.unanswered).toEqual([])
+      expect(s.firstRequest).toBe(true)
+    }
+    // Once per compaction, never per call (the counts are cumulative per process): summaries are
+    // written only in turns that compacted, one per compaction, or two when the cut falls inside a
+    // turn (the history and the turn's start are summarized apart).
+    const compactions = turns[6].compactions + turns[7].compactions
+    const summaries = turns[6].summaries + turns[7].summaries
+    expect(compactions).toBeGreaterThanOrEqual(2)
+    expect(summaries).toBeGreaterThanOrEqual(compactions)
+    expect(summaries).toBeLessThanOrEqual(2 * compactions)
+    for (let i = 2; i < turns.length; i++) {
+      if (turns[i].compactions === turns[i - 2].compactions) expect(turns[i].summaries).toBe(turns[i - 2].summaries)
+    }
+    // A turn that starts where the other process compacted sends that summary without writing one.
+    const inherited = turns.filter((t, i) => i > 1 && turns[i - 1].seen.at(-1).summarized && t.seen[0].summarized && t.summaries === turns[i - 2].summaries)
+    expect(inherited.length).toBeGreaterThanOrEqual(3)
+    // The thread in memory holds every turn: 8 requests, 24 tool results, no summary.
+    const stored = rows as any[]
+    expect(stored.filter((m) => m.role === 'user')).toHaveLength(8)
+    const results = stored.flatMap((m) => m.content.parts.filter((p: any) => p.type === 'tool-invocation' && p.toolInvocation.state === 'result'))
+    expect(results).toHaveLength(24)
+    expect(JSON.stringify(stored)).not.toContain(SUMMARY_HEADER)
+  })
+})
