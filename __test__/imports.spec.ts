@@ -1,13 +1,13 @@
 // What each entry point loads: `import 'contextfold'` resolves none of the integrations' peers
-// (`ai`, `effect`, `@opencode-ai/*`, pi's packages, `@opentelemetry/api`, `langchain` and `@langchain/*`), and `contextfold/opencode` and `contextfold/pi` take only
-// types from their agents' packages.
+// (`ai`, `effect`, `@opencode-ai/*`, pi's packages, `@mastra/*`, `@opentelemetry/api`, `langchain` and `@langchain/*`), and `contextfold/opencode`,
+// `contextfold/pi` and `contextfold/mastra` take only types from their agents' packages.
 import { describe, expect, it } from 'vitest'
 
 import { packagesResolvedBy } from './resolved.js'
 
 const packagesLoadedBy = (entry: string) => packagesResolvedBy([`await import(${JSON.stringify(entry)})`])[0]
 
-const PEERS = /^(ai|effect|langchain|@langchain\/.*|@opencode-ai\/.*|@opentelemetry\/.*|@(mariozechner|earendil-works)\/pi-.*)(\/|$)/
+const PEERS = /^(ai|effect|langchain|@langchain\/.*|@opencode-ai\/.*|@opentelemetry\/.*|@mastra\/.*|@(mariozechner|earendil-works)\/pi-.*)(\/|$)/
 
 describe('what an import loads', () => {
   it("import 'contextfold' loads no peer of an integration", () => {
@@ -38,6 +38,16 @@ describe('what an import loads', () => {
       `if (typeof pi.default !== 'function' || typeof pi.createPiExtension !== 'function') throw new Error('no extension factory')`,
     ])
     expect(loaded).toContain('contextfold/pi')
+    expect(loaded.filter((p) => PEERS.test(p))).toEqual([])
+  })
+
+  it("import 'contextfold/mastra' loads nothing of Mastra, nor ai: the processor is typed structurally", () => {
+    const [loaded] = packagesResolvedBy([
+      `const m = await import('contextfold/mastra')`,
+      `const p = m.contextfoldProcessor({ contextWindow: 32000 })`,
+      `if (typeof p.processInputStep !== 'function' || typeof p.processLLMRequest !== 'function') throw new Error('no processor')`,
+    ])
+    expect(loaded).toContain('contextfold/mastra')
     expect(loaded.filter((p) => PEERS.test(p))).toEqual([])
   })
 

@@ -39,10 +39,12 @@ function ok(cmd: string, args: string[], cwd: string, env: Record<string, string
 
 /**
  * The peers (`effect`, `ai`) at the versions the clone's tests use, so every subpath can load. pi is
- * left out: `contextfold/pi` loads without it (pi hands the extension everything at run time).
+ * left out: `contextfold/pi` loads without it (pi hands the extension everything at run time); so is
+ * Mastra: `contextfold/mastra` is typed structurally and loads none of it.
  */
 function peers(): string[] {
-  return Object.keys(PKG.peerDependencies).filter((name) => !name.endsWith('/pi-coding-agent')).map((name) => {
+  const loadsWithout = (name: string) => name.endsWith('/pi-coding-agent') || name.startsWith('@mastra/')
+  return Object.keys(PKG.peerDependencies).filter((name) => !loadsWithout(name)).map((name) => {
     const { version } = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }
     return `${name}@${version}`
   })

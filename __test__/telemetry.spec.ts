@@ -18,6 +18,7 @@ import { z } from 'zod'
 
 import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
 import { contextfoldLangChain } from '../dist/langchain/index.js'
+import { contextfoldProcessor } from '../dist/mastra/index.js'
 import { Session, compact, type CompactionResult, type Summarizer } from '../dist/index.js'
 import { MAX_OUTPUT, REQUEST, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
 import { PRUNED } from './helpers.js'
@@ -252,6 +253,42 @@ describe('contextfoldLangChain in createAgent', () => {
     expect(compactions.length).toBeGreaterThanOrEqual(2)
     expectCompactions(compactions, results, 'langchain')
     expect(attr(compactions[0]!, 'gen_ai.conversation.id')).toBe('thread-7')
+  })
+})
+
+describe('mastra: contextfoldProcessor', () => {
+  it('the compaction spans name the integration and the thread; prune events are recorded', async () => {
+    const { Agent } = await import('@mastra/core/agent')
+    const { InMemoryStore } = await import('@mastra/core/storage')
+    const { MastraLanguageModelV2Mock, simulateReadableStream } = await import('@mastra/core/test-utils/llm-mock')
+    const { createTool } = await import('@mastra/core/tools')
+    const { Memory } = await import('@mastra/memory')
+    const mastra: Major = { name: 'mastra', ai: { simulateReadableStream }, Mock: MastraLanguageModelV2Mock, spec: 'v2', Agent: Agent as never }
+    const seen: Seen = { prompts: [], problems: [], tokens: [] }
+    const results: CompactionResult[] = []
+    const toolSet = Object.fromEntries(
+      Object.entries(tools(MAJORS[0]!, z)).map(([name, t]) => [name, createTool({ id: name, description: `The ${name} tool.`, inputSchema: z.object({ step: z.number() }), execute: (t as any).execute })]),
+    )
+    const agent = new Agent({
+      id: 'auditor',
+      name: 'auditor',
+      instructions: SYSTEM,
+      model: scriptedModel(mastra, seen),
+      tools: toolSet,
+      memory: new Memory({ storage: new InMemoryStore(), options: { lastMessages: 1_000 } }),
+      inputProcessors: [contextfoldProcessor({ contextWindow: WINDOW, compaction: PRUNE, onCompaction: ({ result }) => results.push(result) })],
+    })
+    await agent.generate(REQUEST, { memory: { thread: 'audit-1', resource: 'user-1' }, maxSteps: STEPS, modelSettings: { maxOutputTokens: MAX_OUTPUT } })
+    expect(seen.problems).toEqual([])
+    const compactions = recorded.named('contextfold.compact')
+    expect(compactions).toHaveLength(2)
+    expectCompactions(compactions, results, 'mastra')
+    // The conversation is the Mastra thread.
+    expect(attr(compactions[0]!, 'gen_ai.conversation.id')).toBe('audit-1')
+    for (const c of compactions) expect(recorded.children(c).map((s) => s.name)).toEqual(['contextfold.summarize'])
+    const prunes = recorded.spans().flatMap((s) => s.events).filter((e) => e.name === 'contextfold.prune')
+    expect(prunes.length).toBeGreaterThanOrEqual(2)
+    for (const e of prunes) expect(e.attributes).toMatchObject({ 'contextfold.integration': 'mastra', 'gen_ai.conversation.id': 'audit-1' })
   })
 })
 
