@@ -90,7 +90,8 @@ mod tests {
         let from_file = import(Source::Path { path: path.to_str().unwrap().into() }).unwrap();
         assert_eq!(from_file.messages, import(text(CHAT)).unwrap().messages);
 
-        let missing = import(Source::Path { path: dir.path().join("missing.json").to_str().unwrap().into() }).unwrap_err();
+        let missing =
+            import(Source::Path { path: dir.path().join("missing.json").to_str().unwrap().into() }).unwrap_err();
         assert_eq!(missing.code, Code::NotFound);
         assert_eq!(import(Source::Path { path: dir.path().to_str().unwrap().into() }).unwrap_err().code, Code::Io);
     }
