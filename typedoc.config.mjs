@@ -29,8 +29,16 @@ export default {
  */
 export async function load(app) {
   const { Converter, ReflectionKind } = await import('typedoc')
-  // TypeDoc's own name for an entry: its path without `./`, `/index` and `.d.ts`.
-  const byFile = new Map(entries.map((e) => [e.types.replace(/^\.\//, '').replace(/(\/index)?\.d\.ts$/, ''), e.name]))
+  // TypeDoc's own name for an entry: its path below the entries' common folder, without `.d.ts`
+  // and a last `/index` (the root entry, `dist/index.d.ts`, stays `index`).
+  const paths = entries.map((e) => e.types.replace(/^\.\//, '').replace(/\.d\.ts$/, ''))
+  const dirs = paths.map((p) => p.split('/').slice(0, -1))
+  const common = dirs.reduce((a, d) => {
+    const differs = a.findIndex((part, i) => part !== d[i])
+    return differs < 0 ? a : a.slice(0, differs)
+  })
+  const relative = (p) => p.split('/').slice(common.length).join('/').replace(/(.)\/index$/, '$1')
+  const byFile = new Map(paths.map((p, i) => [relative(p), entries[i].name]))
   app.converter.on(Converter.EVENT_RESOLVE_BEGIN, (context) => {
     for (const module of context.project.getReflectionsByKind(ReflectionKind.Module)) {
       const name = byFile.get(module.name)
