@@ -124,16 +124,19 @@ export type CompactionConfig = {
    */
   tailTurns?: number
   /**
-   * Newest tool output, in tokens, that prune never clears (default 40000).
+   * Newest tool output, in tokens, that prune never clears (default 40000 in a window of 200k
+   * or more, scaled down with a smaller one: see `prune_limits`).
    */
   pruneProtect?: number
   /**
    * Prune skips the last two user turns, but no more than this many answers (steps) of them, so
-   * a long tool loop on one request prunes too (default 10).
+   * a long tool loop on one request prunes too (default 10, scaled down like `prune_protect`,
+   * at least 2).
    */
   pruneProtectSteps?: number
   /**
-   * Prune only if it frees more than this, net of the markers left in place (default 20000).
+   * Prune only if it frees more than this, net of the markers left in place (default 20000,
+   * scaled down like `prune_protect`).
    */
   pruneMinimum?: number
   /**
@@ -650,6 +653,11 @@ export type ModelMessagesResult = {
    * How many ModelMessages the session has taken in all.
    */
   count: number
+  /**
+   * A tool output taken now is longer than `toolOutputMaxChars`: send `toModelMessages()`,
+   * which cuts it, not the messages given.
+   */
+  cut: boolean
 }
 
 /**
@@ -1106,7 +1114,10 @@ export declare class Session {
    * `[Attached <mime>: <filename>]` text, compaction parts left out.
    */
   replayMessage(original: Message): Message
-  /** The options the session was created with, defaults filled in. */
+  /**
+   * The options the session was created with, defaults filled in (the prune thresholds as its
+   * window scales them).
+   */
   get options(): SessionOptions & { tokenizer: TokenizerName }
   /**
    * Tokens of the context by kind (system, user, assistant, reasoning, tool calls, tool output,
@@ -1135,6 +1146,13 @@ export declare class Session {
    * would clear and free, and where the prompt would first change, without changing anything.
    */
   prune(options?: { dryRun?: boolean }): PruneResult
+  /**
+   * Cuts the tool outputs the model has not read yet (head and tail kept, a marker saying how
+   * much was left out) when they would not fit beside a summary: a compaction then keeps them,
+   * and the model reads the newest results instead of a summary of what it never saw. Nothing
+   * when they fit. The result is a prune's (rule `fit`): store it as one.
+   */
+  cutUnread(): PruneResult
   /**
    * Records that the context as it stands was sent to the provider, at `at` (epoch ms;
    * default: the newest message's own time). The cache-aware prune policy reads it.
@@ -1522,6 +1540,11 @@ export interface PruneRules {
   reread: RuleCount
   /** Reads of a file modified afterwards. */
   stale: RuleCount
+  /**
+   * Outputs the model had not read yet, cut (head and tail kept) to fit the window
+   * (`Session.cutUnread`).
+   */
+  fit: RuleCount
 }
 
 export interface RuleCount {

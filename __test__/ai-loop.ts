@@ -68,8 +68,8 @@ function check(prompt: any[], tools: unknown, seen: Seen): void {
   if (!textOf(prompt).includes(REQUEST)) seen.problems.push(`call ${n}: the request is not there verbatim`)
 }
 
-/** A mock model playing the loop: a tool call per step, then a final answer. */
-export function scriptedModel(major: Major, seen: Seen, provider = 'mock'): any {
+/** A mock model playing the loop: a tool call per step (`steps` of them), then a final answer. */
+export function scriptedModel(major: Major, seen: Seen, provider = 'mock', steps = STEPS): any {
   let step = 0
   const usage = (input: number, output: number) =>
     major.spec === 'v2'
@@ -80,7 +80,7 @@ export function scriptedModel(major: Major, seen: Seen, provider = 'mock'): any 
     check(options.prompt, options.tools, seen)
     const i = step++
     const input = seen.tokens[seen.tokens.length - 1]!
-    if (i < STEPS) {
+    if (i < steps) {
       const call = { type: 'tool-call', toolCallId: `call-${i}`, toolName: TOOLS[i % TOOLS.length], input: JSON.stringify({ step: i }) }
       return { content: [call], finishReason: finish('tool-calls'), usage: usage(input, 20), warnings: [] }
     }
@@ -103,12 +103,12 @@ export function scriptedModel(major: Major, seen: Seen, provider = 'mock'): any 
   })
 }
 
-/** The loop's tools: each returns its step's output. */
-export function tools(major: Major, z: any): Record<string, unknown> {
+/** The loop's tools: each returns its step's output (`output(step)`). */
+export function tools(major: Major, z: any, output: (step: number) => string = toolOutput): Record<string, unknown> {
   return Object.fromEntries(
     TOOLS.map((name) => [
       name,
-      major.ai.tool({ description: `The ${name} tool.`, inputSchema: z.object({ step: z.number() }), execute: async ({ step }: { step: number }) => toolOutput(step) }),
+      major.ai.tool({ description: `The ${name} tool.`, inputSchema: z.object({ step: z.number() }), execute: async ({ step }: { step: number }) => output(step) }),
     ]),
   )
 }

@@ -92,6 +92,11 @@ export interface AfterStepResult {
   /** The context's usage at the end of the step. */
   usage: ContextUsage
   pruned?: PruneResult
+  /**
+   * Tool outputs the model had not read yet, cut to fit beside a summary before the compaction
+   * (`Session.cutUnread`, head and tail kept): store it as a prune, before the compaction.
+   */
+  cut?: PruneResult
   compaction?: CompactionResult
   /** Why nothing was compacted although it was needed (tripped breaker, re-entrant call). */
   skipped?: string
@@ -296,6 +301,15 @@ export class AutoCompactor {
       // the model reads it first, and the summary can take it.
       const waits = due && policy === 'cache' && !overflow && options.force !== true && decision?.deferCompaction === true
       if (waits) out.deferred = true
+      else if (due) {
+        // A compaction summarizes what does not fit its tail: unread results too large for it are
+        // cut to fit first, so the model reads them (and the prompt may fit without compacting).
+        const cut = session.cutUnread()
+        if (cut.prunedPartIDs.length > 0) {
+          out.cut = cut
+          out.usage = usage = session.usage()
+        }
+      }
       if (!due || (!overflow && options.force !== true && !this.#due(usage)) || waits) {
         this.#speculate(usage, options.lastRequest)
         // The step's new messages get their transcript blocks and facts now, while the agent

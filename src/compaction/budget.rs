@@ -1,7 +1,6 @@
 //! How long a summary may be: scaled to what it replaces (Hermes), within bounds set by the window.
 
-const FLOOR: u64 = 2_000;
-const CEILING: u64 = 10_000;
+use crate::policy::{summary_ceiling, SUMMARY_FLOOR as FLOOR};
 
 /// 20% of what is summarized under 10k tokens, 15% under 30k, 10% under 100k, 5% above; at least
 /// 2,000 and at most min(5% of the window, 10,000) (never below the floor).
@@ -12,8 +11,7 @@ pub fn summary_budget(summarized: u64, context_window: u64) -> u64 {
         30_000..100_000 => 0.10,
         _ => 0.05,
     };
-    let ceiling = if context_window == 0 { CEILING } else { (context_window / 20).min(CEILING) }.max(FLOOR);
-    ((summarized as f64 * share) as u64).clamp(FLOOR, ceiling)
+    ((summarized as f64 * share) as u64).clamp(FLOOR, summary_ceiling(context_window))
 }
 
 #[cfg(test)]

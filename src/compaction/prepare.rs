@@ -170,7 +170,9 @@ pub fn prepare(h: &History, opts: &PrepareOptions) -> Result<Option<CompactionPl
             None => {
                 let seq: Vec<_> = order[protected..].iter().map(|&i| &entries[i]).collect();
                 let cfg = &h.options().compaction;
-                protected + policy::compaction_tail(&seq[..], &h.options().model, cfg, h.unread_in_context()).head_end
+                protected
+                    + policy::compaction_tail(&seq[..], &h.options().model, cfg, h.unread_in_context(), h.overhead())
+                        .head_end
             }
         };
         (protected, end, hidden_from)

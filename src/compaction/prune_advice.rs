@@ -73,7 +73,7 @@ pub fn decide_prune(h: &History, now: Option<f64>, threshold: Threshold) -> Prun
         summary_output: summary,
         unsent,
         tail_budget: policy::preserve_recent_budget(model_info, cfg),
-        unread_cap: policy::unread_cap(model_info, cfg),
+        unread_cap: policy::unread_cap(model_info, cfg, h.overhead()),
     };
     let cheapest = cheapest_threshold(&case, &model);
     case.threshold = match threshold {

@@ -226,7 +226,7 @@ fn the_plan_never_carries_secrets() {
 }
 
 #[test]
-fn a_step_the_model_has_not_read_stays_verbatim_when_it_fits_a_quarter_of_the_window() {
+fn a_step_the_model_has_not_read_stays_verbatim_when_it_fits_beside_a_summary() {
     let mut msgs = Vec::new();
     for i in 0..4 {
         msgs.push(user(&format!("u{i}"), &format!("step {i}")));
@@ -243,10 +243,19 @@ fn a_step_the_model_has_not_read_stays_verbatim_when_it_fits_a_quarter_of_the_wi
     h.record_request(None);
     let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
     assert!(plan.summarized_ids.contains(&"big".to_string()));
-    // A step over a quarter of the window is summarized, read or not.
+    // A step of 60k tokens, far over a quarter of the window, still fits beside a summary.
+    let mut h = session(msgs.clone(), 500);
+    h.record_request(None);
+    h.append(edit("large", "src/large.rs", 80_000)).unwrap();
+    let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    assert_eq!(plan.tail_start_id.as_deref(), Some("large"));
+    // One larger than the window would be summarized unread: it is cut to fit first, then kept.
     let mut h = session(msgs, 500);
     h.record_request(None);
-    h.append(edit("huge", "src/huge.rs", 80_000)).unwrap();
+    h.append(edit("huge", "src/huge.rs", 300_000)).unwrap();
     let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
     assert!(plan.summarized_ids.contains(&"huge".to_string()));
+    assert_eq!(h.cut_unread().part_ids, ["huge-e"]);
+    let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    assert_eq!(plan.tail_start_id.as_deref(), Some("huge"));
 }

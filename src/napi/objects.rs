@@ -89,6 +89,9 @@ pub struct PruneRules {
     pub reread: RuleCount,
     /// Reads of a file modified afterwards.
     pub stale: RuleCount,
+    /// Outputs the model had not read yet, cut (head and tail kept) to fit the window
+    /// (`Session.cutUnread`).
+    pub fit: RuleCount,
 }
 
 impl From<PruneOutcome> for PruneResult {
@@ -106,6 +109,7 @@ impl From<PruneOutcome> for PruneResult {
                         Rule::Duplicate => &mut r.duplicate,
                         Rule::Reread => &mut r.reread,
                         Rule::Stale => &mut r.stale,
+                        Rule::Fit => &mut r.fit,
                     };
                     *slot = RuleCount { parts: c.parts as f64, tokens: c.tokens as f64 };
                 }

@@ -172,13 +172,18 @@ impl Session {
         })
     }
 
-    /// The options the session was created with, defaults filled in.
+    /// The options the session was created with, defaults filled in (the prune thresholds as its
+    /// window scales them).
     #[napi(getter, ts_return_type = "SessionOptions & { tokenizer: TokenizerName }")]
     pub fn options<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         guard(|| {
             let h = self.read();
             let mut opts = h.options().clone();
             opts.tokenizer = Some(h.counter().tokenizer.name().to_string());
+            let limits = opts.compaction.prune_limits(opts.model.limit.context);
+            opts.compaction.prune_protect = Some(limits.protect);
+            opts.compaction.prune_protect_steps = Some(limits.protect_steps);
+            opts.compaction.prune_minimum = Some(limits.minimum);
             to_js(env, &opts)
         })
     }
@@ -242,6 +247,15 @@ impl Session {
             let mut h = self.write();
             Ok(if o.dry_run { h.prune_dry_run() } else { h.prune() }.into())
         })
+    }
+
+    /// Cuts the tool outputs the model has not read yet (head and tail kept, a marker saying how
+    /// much was left out) when they would not fit beside a summary: a compaction then keeps them,
+    /// and the model reads the newest results instead of a summary of what it never saw. Nothing
+    /// when they fit. The result is a prune's (rule `fit`): store it as one.
+    #[napi]
+    pub fn cut_unread(&mut self) -> Result<PruneResult> {
+        guard(|| Ok(self.write().cut_unread().into()))
     }
 
     /// Records that the context as it stands was sent to the provider, at `at` (epoch ms;
@@ -501,6 +515,9 @@ pub(crate) struct ModelMessagesOut<'a> {
     warnings: &'a [crate::formats::Warning],
     /// How many ModelMessages the session has taken in all.
     count: usize,
+    /// A tool output taken now is longer than `toolOutputMaxChars`: send `toModelMessages()`,
+    /// which cuts it, not the messages given.
+    cut: bool,
 }
 
 fn model_values(messages: Json) -> crate::error::Result<Vec<Value>> {
@@ -528,7 +545,17 @@ fn model_result<'env>(
     count: usize,
 ) -> crate::error::Result<Unknown<'env>> {
     let status = r.status(status).as_str();
-    to_js(env, &ModelMessagesOut { status, appended: &r.appended, updated: &r.updated, warnings: &r.warnings, count })
+    to_js(
+        env,
+        &ModelMessagesOut {
+            status,
+            appended: &r.appended,
+            updated: &r.updated,
+            warnings: &r.warnings,
+            count,
+            cut: r.cut,
+        },
+    )
 }
 
 #[napi]

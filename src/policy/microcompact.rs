@@ -27,6 +27,9 @@ pub enum Rule {
     Reread,
     /// A read of a file modified afterwards.
     Stale,
+    /// An output the model had not read yet, cut (head and tail kept) so that it fits the window
+    /// beside a summary (`History::cut_unread`).
+    Fit,
 }
 
 /// An output a rule replaces with `text`.

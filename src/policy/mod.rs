@@ -11,13 +11,13 @@ mod view;
 pub use microcompact::{microcompact, Rule, Stub};
 pub(crate) use options::limit;
 pub(crate) use options::opt_limit;
-pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PrunePolicy};
+pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PruneLimits, PrunePolicy};
 pub use overflow::{
     is_overflow, max_output_tokens, pressure_tier, usable, ContextSize, OverflowArgs, Tier, UsableArgs,
 };
 pub use prune::{prune, PruneResult};
 pub use turns::{
-    can_start_tail, compaction_tail, is_turn_start, message_turns, preserve_recent_budget, select, split_turn, turns,
-    unread_cap, Selection, Seq, Turn,
+    can_start_tail, compaction_tail, is_turn_start, message_turns, preserve_recent_budget, select, split_turn,
+    summary_ceiling, turns, unread_cap, unread_start, Selection, Seq, Turn, SUMMARY_FLOOR,
 };
 pub use view::{Base, Cut, View, OPEN};

@@ -28,29 +28,48 @@ pub fn preserve_recent_budget(model: &ModelInfo, cfg: &CompactionConfig) -> u64 
 }
 
 /// The tail a compaction keeps of `seq`, whose last `unread` messages the provider has not read:
-/// `select` within the budget, then `keep_unread` up to a quarter of the usable window (unless
-/// `tail_turns` asks for no tail).
+/// `select` within the budget, then `keep_unread` up to `unread_cap`. `overhead`: the tokens of
+/// the system prompt and tools.
 pub fn compaction_tail<'a, S: Seq<'a> + ?Sized>(
     seq: &S,
     model: &ModelInfo,
     cfg: &CompactionConfig,
     unread: usize,
+    overhead: u64,
 ) -> Selection {
     let sel = select(seq, preserve_recent_budget(model, cfg), cfg.tail_turns);
-    match unread_cap(model, cfg) {
+    match unread_cap(model, cfg, overhead) {
         0 => sel,
         cap => keep_unread(seq, sel, unread, cap),
     }
 }
 
-/// Tokens of unread messages a compaction's tail keeps past its budget: a quarter of the usable
-/// window, none when `tail_turns` asks for no tail.
-pub fn unread_cap(model: &ModelInfo, cfg: &CompactionConfig) -> u64 {
+/// Tokens of unread messages a compaction's tail keeps past its budget: what the usable window
+/// holds beside the system prompt and tools (`overhead`) and the longest summary, so the model
+/// reads the newest step whole when it fits beside them; none when `tail_turns` asks for no tail.
+pub fn unread_cap(model: &ModelInfo, cfg: &CompactionConfig, overhead: u64) -> u64 {
     if cfg.tail_turns.is_some_and(|t| t <= 0) {
         0
     } else {
-        usable(model, cfg) / 4
+        usable(model, cfg).saturating_sub(overhead + summary_ceiling(model.limit.context))
     }
+}
+
+/// The fewest tokens a summary is given.
+pub const SUMMARY_FLOOR: u64 = 2_000;
+
+/// The most tokens a summary is given in a window of `context_window`: 5% of it, at most 10,000
+/// (never below the floor).
+pub fn summary_ceiling(context_window: u64) -> u64 {
+    const CEILING: u64 = 10_000;
+    if context_window == 0 { CEILING } else { (context_window / 20).min(CEILING) }.max(SUMMARY_FLOOR)
+}
+
+/// Where a tail that keeps the last `unread` messages of `seq` starts: the nearest message at or
+/// before the first of them that may start a tail.
+pub fn unread_start<'a, S: Seq<'a> + ?Sized>(seq: &S, unread: usize) -> Option<usize> {
+    let first_unread = seq.len().checked_sub(unread).filter(|_| unread > 0)?;
+    (0..=first_unread).rev().find(|&k| can_start_tail(seq.at(k)))
 }
 
 /// A turn starts at each user message that is not a compaction request.
@@ -185,7 +204,7 @@ pub fn select<'a, S: Seq<'a> + ?Sized>(seq: &S, budget: u64, tail_turns: Option<
 /// not read: the output of the step the model just asked for), from the nearest message at or
 /// before them that may start a tail, when that suffix is at most `cap` tokens. Summarizing them
 /// would hand the model a summary of a result it never saw, from a cut of it, and it would ask for
-/// the result again. Past `cap` (a step about the size of the window) they are summarized.
+/// the result again. Past `cap` they are summarized: cut them to fit first (`History::cut_unread`).
 pub fn keep_unread<'a, S: Seq<'a> + ?Sized>(seq: &S, sel: Selection, unread: usize, cap: u64) -> Selection {
     let Some(first_unread) = seq.len().checked_sub(unread).filter(|_| unread > 0) else {
         return sel;
@@ -193,7 +212,7 @@ pub fn keep_unread<'a, S: Seq<'a> + ?Sized>(seq: &S, sel: Selection, unread: usi
     if sel.head_end <= first_unread {
         return sel;
     }
-    match (0..=first_unread).rev().find(|&k| can_start_tail(seq.at(k))) {
+    match unread_start(seq, unread) {
         Some(start) if start > 0 && start < sel.head_end => {
             let tokens = seq.tokens(start, seq.len());
             if tokens > cap {

@@ -547,7 +547,13 @@ impl History {
     /// The tail a compaction now keeps: `select()`, moved back to keep what the provider has not
     /// read yet (see `policy::compaction_tail`).
     pub fn compaction_selection(&self) -> Selection {
-        policy::compaction_tail(&self.context_seq(), &self.opts.model, &self.opts.compaction, self.unread_in_context())
+        policy::compaction_tail(
+            &self.context_seq(),
+            &self.opts.model,
+            &self.opts.compaction,
+            self.unread_in_context(),
+            self.overhead,
+        )
     }
 
     /// The context read in place, for walks that stop early.

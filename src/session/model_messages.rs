@@ -35,6 +35,9 @@ pub struct ModelAppend {
     pub appended: Vec<String>,
     pub updated: Vec<String>,
     pub warnings: Vec<Warning>,
+    /// A tool output taken now is longer than `toolOutputMaxChars`: the model must get the
+    /// session's messages, which cut it, not the caller's.
+    pub cut: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +120,7 @@ impl History {
             }
         }
         let mut out = ModelAppend { warnings: imported.warnings, ..ModelAppend::default() };
+        out.cut = completed.iter().chain(&messages).any(|m| self.counter.cuts(m));
         if let Some(m) = completed {
             out.updated.push(m.id.clone());
             self.update(m)?;
@@ -377,8 +381,8 @@ mod tests {
             assert_eq!(h.cache_breakpoints(&[]), fresh(&h, &[]));
         }
         let mut opts = h.opts.clone();
-        opts.compaction.prune_protect = 0;
-        opts.compaction.prune_minimum = 0;
+        opts.compaction.prune_protect = Some(0);
+        opts.compaction.prune_minimum = Some(0);
         h.opts = opts;
         assert!(h.prune().tokens_freed > 0);
         assert_eq!(h.cache_breakpoints(&head), fresh(&h, &head));

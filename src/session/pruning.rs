@@ -61,7 +61,7 @@ impl History {
     fn victims(&self) -> Vec<(usize, Victim)> {
         let context = self.context_seq();
         let cfg = &self.opts.compaction;
-        let found = policy::prune(&context, cfg, self.counter.text(markers::PRUNED));
+        let found = policy::prune(&context, cfg, self.opts.model.limit.context, self.counter.text(markers::PRUNED));
         let stubs = policy::microcompact(&context, cfg, &self.counter);
         let at = |(k, j): (usize, usize)| (k, (context.position(k), j));
         let stubbed: HashSet<(usize, usize)> = stubs.iter().map(|s| s.position).collect();
@@ -82,10 +82,75 @@ impl History {
     /// Clears old tool output (see `policy::prune`), marking it with the time of the prune.
     pub fn prune(&mut self) -> PruneOutcome {
         let victims = self.victims();
+        self.clear_all(&victims)
+    }
+
+    /// Cuts the tool outputs the provider has not read yet (head and tail kept, with a marker that
+    /// says how much was left out) when they do not fit the tail a compaction keeps of them
+    /// (`policy::unread_cap`): the model then reads the newest results, cut, instead of a summary
+    /// of results it never saw. The largest are cut first, down to one size. Nothing when they fit.
+    pub fn cut_unread(&mut self) -> PruneOutcome {
+        let cuts = self.unread_cuts();
+        self.clear_all(&cuts)
+    }
+
+    /// The stubs `cut_unread` puts in place of unread outputs, shrunk until the unread step fits.
+    fn unread_cuts(&self) -> Vec<(usize, Victim)> {
+        let seq = self.context_seq();
+        let cap = policy::unread_cap(&self.opts.model, &self.opts.compaction, self.overhead);
+        let Some(start) = policy::unread_start(&seq, self.unread_in_context()).filter(|_| cap > 0) else {
+            return Vec::new();
+        };
+        let total = seq.tokens(start, seq.len());
+        // The outputs that can shrink, as (context index, part, tokens sent, characters).
+        let mut outputs = Vec::new();
+        for k in start..seq.len() {
+            let e = seq.at(k);
+            for (j, part) in e.msg.parts.iter().enumerate() {
+                if let Part::Tool(t) = part {
+                    if let ToolState::Completed { output, compacted_at: None, .. } = &t.state {
+                        outputs.push((k, j, e.parts[j].output, output.chars().count()));
+                    }
+                }
+            }
+        }
+        let sizes: Vec<u64> = outputs.iter().map(|o| o.2).collect();
+        let Some(mut level) = level(&sizes, total.saturating_sub(cap)).filter(|_| total > cap) else {
+            return Vec::new();
+        };
+        // What a cut counts is known once it is made (characters per token vary, the marker
+        // counts): lower the level by what is still over, a few times.
+        for _ in 0..4 {
+            let mut cuts = Vec::new();
+            let mut after = total;
+            for &(k, j, tokens, chars) in &outputs {
+                if tokens <= level {
+                    continue;
+                }
+                let Part::Tool(t) = &seq.at(k).msg.parts[j] else { continue };
+                let ToolState::Completed { output, .. } = &t.state else { continue };
+                let keep = (chars as u128 * u128::from(level) / u128::from(tokens)) as usize;
+                let stub = crate::message::keep_head_and_tail(output, keep).into_owned();
+                let mut part = seq.at(k).msg.parts[j].clone();
+                clear(&mut part, 0.0, Some(&stub));
+                after = after - seq.at(k).parts[j].total + self.counter.part(&part).total;
+                cuts.push((k, ((seq.position(k), j), Rule::Fit, Some(stub))));
+            }
+            let over = after.saturating_sub(cap);
+            if over == 0 {
+                return cuts;
+            }
+            level = level.saturating_sub(over.div_ceil(cuts.len().max(1) as u64));
+        }
+        Vec::new()
+    }
+
+    /// Clears `victims` (a prune's, or `cut_unread`'s), marking them with the time of now.
+    fn clear_all(&mut self, victims: &[(usize, Victim)]) -> PruneOutcome {
         let now = self.tick();
         let mut outcome = PruneOutcome { compacted_at: now, ..Default::default() };
         let mut freed = 0i64;
-        for &(_, ((i, j), rule, ref stub)) in &victims {
+        for &(_, ((i, j), rule, ref stub)) in victims {
             clear(&mut self.entries[i].msg.parts[j], now, stub.as_deref());
             // The transcript block shows the cleared output now (the prompt shape stays).
             self.derived.forget_digest(i);
@@ -105,7 +170,7 @@ impl History {
             freed -= delta;
             self.note(&mut outcome, (i, j), rule, stub.clone(), delta);
         }
-        self.finish(&mut outcome, &victims, freed);
+        self.finish(&mut outcome, victims, freed);
         if outcome.tokens_freed > 0 {
             self.calibration.rebase();
         }
@@ -155,5 +220,36 @@ impl History {
             outcome.first_changed = Some(context.at(k).msg.id.clone());
             outcome.tokens_from_first_changed = context.tokens(k, context.len());
         }
+    }
+}
+
+/// The highest size the largest of `sizes` can be cut down to so that together they give up at
+/// least `excess`; `None` when even cutting them all to nothing would not.
+fn level(sizes: &[u64], excess: u64) -> Option<u64> {
+    let given = |level: u64| sizes.iter().map(|&t| t.saturating_sub(level)).sum::<u64>();
+    if given(0) < excess {
+        return None;
+    }
+    // `given` falls as the level rises: the highest level that still gives enough.
+    let (mut lo, mut hi) = (0u64, sizes.iter().copied().max().unwrap_or(0));
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if given(mid) >= excess {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Some(lo)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn level_cuts_the_largest_down_to_one_size() {
+        assert_eq!(super::level(&[100, 40, 10], 70), Some(35));
+        assert_eq!(super::level(&[100, 40, 10], 60), Some(40));
+        assert_eq!(super::level(&[100], 100), Some(0));
+        assert_eq!(super::level(&[100, 40], 141), None);
     }
 }

@@ -59,6 +59,20 @@ impl Counter {
         }
     }
 
+    /// Whether `msg` holds a tool output that is sent cut (`output_max_chars`).
+    pub fn cuts(&self, msg: &Message) -> bool {
+        let Some(max) = self.output_max_chars else { return false };
+        msg.parts.iter().any(|p| match p {
+            Part::Tool(t) => match &t.state {
+                ToolState::Completed { output, compacted_at: None, .. } => {
+                    crate::message::head_and_tail(output, max).is_some()
+                }
+                _ => false,
+            },
+            _ => false,
+        })
+    }
+
     pub fn part(&self, part: &Part) -> PartCount {
         let plain = |total| PartCount { total, ..PartCount::default() };
         match part {

@@ -5,7 +5,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { createHash } from 'node:crypto'
 
-import { Session, type ImportWarning, type ModelMessageLike, type SessionOptions, type Usage } from '../native.js'
+import { Session, type ImportWarning, type ModelMessageLike, type ModelMessagesResult, type SessionOptions, type Usage } from '../native.js'
 import { AutoCompactor, type AfterStepResult, type AutoCompactorState } from '../auto-compactor.js'
 import { openLog, type SessionLog } from '../session-log.js'
 import { telemetryFor } from '../telemetry.js'
@@ -169,13 +169,11 @@ export class Engine {
     for (const c of candidates) {
       const reported = stepUsage ?? c.usage
       const usage = reported === undefined ? {} : { usage: reported }
-      if (c.continuesHanded(messages)) {
-        this.#warn(c, c.session.appendModelMessages(messages.slice(c.handed!.length) as ModelMessageLike[], usage).warnings)
-      } else {
-        const r = c.session.syncModelMessages(messages as ModelMessageLike[], usage)
-        if (r.status === 'diverged') continue
-        this.#warn(c, r.warnings)
-      }
+      const r = c.continuesHanded(messages)
+        ? c.session.appendModelMessages(messages.slice(c.handed!.length) as ModelMessageLike[], usage)
+        : c.session.syncModelMessages(messages as ModelMessageLike[], usage)
+      if (r.status === 'diverged') continue
+      this.#took(c, r)
       c.usage = undefined
       this.#touch(first, c)
       return c
@@ -183,7 +181,7 @@ export class Engine {
     const session = new Session(await this.#sessionOptions(model, call))
     const key = id ?? this.#key(messages)
     const c = new Conversation(`conversation-${++this.#count}`, session, this.#compactor(session, model, key), key)
-    this.#warn(c, c.session.appendModelMessages(messages as ModelMessageLike[]).warnings)
+    this.#took(c, c.session.appendModelMessages(messages as ModelMessageLike[]))
     this.#touch(first, c)
     return c
   }
@@ -235,6 +233,12 @@ export class Engine {
       if (this.#stored.size <= max) break
       this.#stored.delete(oldest)
     }
+  }
+
+  /** What an append took: its warnings reported; a tool output it cut (`toolOutputMaxChars`) means the model gets the session's messages from now on. */
+  #took(c: Conversation, r: ModelMessagesResult): void {
+    if (r.cut) c.rewritten = true
+    this.#warn(c, r.warnings)
   }
 
   #warn(c: Conversation, warnings: readonly ImportWarning[]): void {
@@ -330,6 +334,16 @@ export class Engine {
       c.auto.afterStep({ ...(signal ? { signal } : {}), ...(force ? { force: true } : {}), ...(call.request ? { lastRequest: call.request } : {}) }),
     )
     if (step.pruned) c.rewritten = true
+    if (step.cut) {
+      c.rewritten = true
+      const n = step.cut.prunedPartIDs.length
+      this.#warn(c, [
+        {
+          line: 0,
+          message: `${n === 1 ? 'a tool output' : `${n} tool outputs`} the model had not read yet would not fit the window beside a summary: cut to fit (head and tail kept, ${step.cut.tokensFreed} tokens left out)`,
+        },
+      ])
+    }
     if (step.compaction) this.#report(c, step.compaction)
     // The context as it stands now goes to the provider: the cache policy's next decision reads it.
     c.session.recordRequest()
@@ -347,10 +361,12 @@ export class Engine {
 }
 
 /**
- * Writes what a step changed: the compaction's messages, then the prune (the `cache` policy prunes
- * the kept tail after compacting; an earlier prune marks outputs that exist either way).
+ * Writes what a step changed: the unread outputs cut to fit, the compaction's messages, then the
+ * prune (the `cache` policy prunes the kept tail after compacting; an earlier prune marks outputs
+ * that exist either way).
  */
 async function record(log: SessionLog, step: AfterStepResult): Promise<void> {
+  if (step.cut) await log.prune(step.cut)
   for (const m of step.compaction?.messages ?? []) await log.append(m)
   if (step.pruned) await log.prune(step.pruned)
 }
