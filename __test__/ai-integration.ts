@@ -131,8 +131,10 @@ export function integrationSuite(major: Major): void {
         const marked = prompt.flatMap((m, i) => (m.providerOptions?.anthropic?.cacheControl ? [i] : []))
         expect(marked.length).toBeLessThanOrEqual(4)
         expect(marked).toContain(prompt.length - 1)
-        // No breakpoint of an earlier step is left behind: each is on the end or the summary.
-        for (const i of marked) expect(i === prompt.length - 1 || JSON.stringify(prompt[i]).includes('context-summary')).toBe(true)
+        // No breakpoint of an earlier step is left behind: each is on the end or closes the
+        // compaction (its summary, or the latest request it restates right after the summary).
+        const summary = (k: number) => k >= 0 && JSON.stringify(prompt[k]).includes('context-summary')
+        for (const i of marked) expect(i === prompt.length - 1 || summary(i) || (summary(i - 1) && prompt[i].role === 'user')).toBe(true)
       }
     })
 

@@ -2,7 +2,7 @@
 // 35 steps, tool outputs of 1.5k-8k o200k tokens (150k+ in all), maxOutputTokens 4,096 and a 32k
 // window, so the conversation overflows the window several times. The mock checks every prompt it
 // receives: it fits the window (counted exactly, system prompt and tools included), no tool call
-// lacks its result, and the user's request is there verbatim.
+// lacks its result, the user's request is in a user message verbatim, and it never ends on the assistant.
 import { Session } from '../dist/index.js'
 import { type ModelMessageLike } from '../dist/native.js'
 
@@ -65,7 +65,10 @@ function check(prompt: any[], tools: unknown, seen: Seen): void {
       if (!answered) seen.problems.push(`call ${n}: tool call ${part.toolCallId} without its result`)
     }
   }
-  if (!textOf(prompt).includes(REQUEST)) seen.problems.push(`call ${n}: the request is not there verbatim`)
+  // After a compaction too: the request in a user message, and the prompt never ends on the
+  // assistant (a summary last reads as a prefill to Anthropic).
+  if (!prompt.some((m) => m.role === 'user' && textOf([m]).includes(REQUEST))) seen.problems.push(`call ${n}: the request is in no user message verbatim`)
+  if (prompt[prompt.length - 1]?.role === 'assistant') seen.problems.push(`call ${n}: the prompt ends on an assistant message`)
 }
 
 /** A mock model playing the loop: a tool call per step (`steps` of them), then a final answer. */

@@ -63,6 +63,41 @@ impl From<&CompactionPlan> for ApplyPlan {
     }
 }
 
+/// The latest request, restated as a user message after the summary when the kept tail holds no
+/// user request (no tail, or one that starts inside the request's own tool loop): the context then
+/// ends on a user turn or a tool result, never on the summary (which a provider reads as a
+/// prefill), and the model reads the request as one, not only inside a summary that says it is
+/// a record. `tail`: the messages kept after the summary; `summarized`: those it replaces.
+pub(crate) fn restated_request<'a>(
+    mut tail: impl Iterator<Item = &'a Message>,
+    summarized: impl DoubleEndedIterator<Item = &'a Message>,
+) -> Option<String> {
+    let is_request = |m: &Message| m.is_user() && m.compaction().is_none();
+    if tail.any(is_request) {
+        return None;
+    }
+    // The newest request replaced, or the one an earlier compaction in the span restated.
+    summarized.rev().find_map(|m| match m.role {
+        Role::Assistant => m.latest_request().map(str::to_string),
+        Role::User if m.compaction().is_none() => request_text(m),
+        _ => None,
+    })
+}
+
+/// What the model reads of a user message: its texts, and a marker for each attachment.
+fn request_text(m: &Message) -> Option<String> {
+    let text: Vec<String> = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) if !t.text.trim().is_empty() => Some(t.text.to_string()),
+            Part::File(f) => Some(crate::message::markers::attached(&f.mime, f.display_name())),
+            _ => None,
+        })
+        .collect();
+    (!text.is_empty()).then(|| text.join("\n"))
+}
+
 fn json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("plain data serializes")
 }
@@ -94,6 +129,12 @@ pub fn apply(h: &mut History, plan: &ApplyPlan, summary: SummaryInput) -> Result
     if let Some(reason) = summary.fallback.filter(|r| !r.is_empty()) {
         extra.insert("fallback".into(), Value::String(reason));
     }
+    let order = h.visible();
+    let at = |id: &Option<String>| id.as_ref().and_then(|id| order.iter().position(|e| &e.msg.id == id));
+    let tail_start = at(&plan.tail_start_id).unwrap_or(order.len());
+    let hidden_from = at(&plan.hidden_from_id).unwrap_or(0).min(tail_start);
+    let msgs = |r: std::ops::Range<usize>| order[r].iter().map(|e| &e.msg);
+    let restated = restated_request(msgs(tail_start..order.len()), msgs(hidden_from..tail_start));
     let part = CompactionPart {
         id: format!("{request_id}_c"),
         auto: plan.auto,
@@ -115,6 +156,9 @@ pub fn apply(h: &mut History, plan: &ApplyPlan, summary: SummaryInput) -> Result
     answer.finish = Some(summary.finish.unwrap_or_else(|| "stop".into()));
     answer.tokens = summary.usage;
     answer.model = summary.model;
+    if let Some(text) = restated {
+        answer.extra.insert(crate::message::LATEST_REQUEST.into(), Value::String(text));
+    }
     h.append(request.clone())?;
     h.append(answer.clone())?;
     Ok([request, answer])

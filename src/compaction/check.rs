@@ -88,10 +88,18 @@ pub struct Preview {
 /// What the context would hold after recording `summary` for `plan` (and `following`, the message
 /// appended after it), against what it holds now.
 pub fn preview(h: &History, plan: &PreviewPlan, summary: &str, following: Option<&str>) -> Preview {
-    let before: u64 = h.visible().iter().map(|e| e.tokens).sum();
+    let visible = h.visible();
+    let before: u64 = visible.iter().map(|e| e.tokens).sum();
     let c = h.counter();
+    let summarized: HashSet<&str> = plan.summarized_ids.iter().map(String::as_str).collect();
+    let last = visible.iter().rposition(|e| summarized.contains(e.msg.id.as_str())).map_or(0, |k| k + 1);
+    let restated = super::apply::restated_request(
+        visible[last..].iter().map(|e| &e.msg),
+        visible[..last].iter().filter(|e| summarized.contains(e.msg.id.as_str())).map(|e| &e.msg),
+    );
     let added = 2 * MESSAGE_OVERHEAD
         + c.text(markers::COMPACTION_REQUEST)
+        + restated.map_or(0, |t| MESSAGE_OVERHEAD + c.text(&t))
         + c.text(summary)
         + following.map_or(0, |t| MESSAGE_OVERHEAD + c.text(t));
     let after = kept(h, &plan.summarized_ids).map(|e| e.tokens).sum::<u64>() + added;

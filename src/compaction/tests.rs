@@ -259,3 +259,62 @@ fn a_step_the_model_has_not_read_stays_verbatim_when_it_fits_beside_a_summary() 
     let plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
     assert_eq!(plan.tail_start_id.as_deref(), Some("huge"));
 }
+
+/// The roles of what the model is sent, and the text of the last message.
+fn sent(h: &History) -> (Vec<String>, String) {
+    let out = serde_json::to_value(h.to_model_messages(&h.convert_options())).unwrap();
+    let roles = out.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap().to_string()).collect();
+    let last = out.as_array().unwrap().last().unwrap()["content"].to_string();
+    (roles, last)
+}
+
+#[test]
+fn the_context_after_a_compaction_ends_on_a_user_turn_with_the_latest_request_in_it() {
+    let msgs = vec![
+        user("u0", "first"),
+        edit("a0", "src/a.rs", 300),
+        user("u1", "Fix the parser, keep the API."),
+        edit("a1", "src/b.rs", 300),
+    ];
+    // No tail: the request, restated after the summary, ends the context.
+    let mut h = session(msgs.clone(), 500);
+    let mut plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    plan.summarized_ids = ids(&h);
+    plan.tail_start_id = None;
+    let preview = crate::compaction::preview(
+        &h,
+        &crate::compaction::PreviewPlan { summarized_ids: plan.summarized_ids.clone() },
+        "## Goal\ns",
+        None,
+    );
+    let [_, answer] = apply(&mut h, &(&plan).into(), summary("## Goal\ns")).unwrap();
+    assert_eq!(answer.latest_request(), Some("Fix the parser, keep the API."));
+    let (roles, last) = sent(&h);
+    assert_eq!(roles, ["user", "assistant", "user"]);
+    assert!(last.contains("Fix the parser, keep the API."), "{last}");
+    // The restated request is counted where the preview counted it.
+    assert_eq!(h.usage().tokens, preview.tokens_after);
+    // A later compaction of the same loop restates it again: the first one hid the request.
+    h.append(edit("a2", "src/c.rs", 300)).unwrap();
+    let everything = super::ApplyPlan { auto: true, ..Default::default() };
+    let [_, answer] = apply(&mut h, &everything, summary("## Goal\ns2")).unwrap();
+    assert_eq!(answer.latest_request(), Some("Fix the parser, keep the API."));
+
+    // A tail that starts inside the request's own tool loop: restated before it.
+    let mut h = session(msgs.clone(), 500);
+    let mut plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    plan.summarized_ids = ["u0", "a0", "u1"].map(String::from).to_vec();
+    plan.tail_start_id = Some("a1".into());
+    apply(&mut h, &(&plan).into(), summary("## Goal\ns")).unwrap();
+    let (roles, _) = sent(&h);
+    assert_eq!(roles, ["user", "assistant", "user", "assistant", "tool"]);
+
+    // A tail that holds the request: nothing restated.
+    let mut h = session(msgs, 500);
+    let mut plan = prepare(&h, &PrepareOptions::default()).unwrap().unwrap();
+    plan.summarized_ids = ["u0", "a0"].map(String::from).to_vec();
+    plan.tail_start_id = Some("u1".into());
+    let [_, answer] = apply(&mut h, &(&plan).into(), summary("## Goal\ns")).unwrap();
+    assert_eq!(answer.latest_request(), None);
+    assert_eq!(sent(&h).0, ["user", "assistant", "user", "assistant", "tool"]);
+}

@@ -194,7 +194,13 @@ where
         match m.role {
             Role::System => system(m, &mut out),
             Role::User => user(m, opts, &mut out),
-            Role::Assistant => assistant(m, opts, &call_ids, &mut out),
+            Role::Assistant => {
+                assistant(m, opts, &call_ids, &mut out);
+                // The latest request a summary restates follows it.
+                if let Some(text) = m.latest_request() {
+                    out.push(ModelMessage::User { content: vec![UserContent::Text { text: Cow::Borrowed(text) }] });
+                }
+            }
         }
         if let Some(layout) = m.extra.get(LAYOUT).and_then(Value::as_array) {
             let typed = out.split_off(start);

@@ -107,7 +107,15 @@ pub struct Message {
     pub extra: Map<String, Value>,
 }
 
+/// The field of a summary message holding the latest request, restated after it.
+pub const LATEST_REQUEST: &str = "latestRequest";
+
 impl Message {
+    /// A summary's restated latest request (the kept tail holds no user request).
+    pub fn latest_request(&self) -> Option<&str> {
+        self.extra.get(LATEST_REQUEST).and_then(Value::as_str).filter(|_| self.is_summary())
+    }
+
     /// A message with these parts and nothing else set.
     pub fn new(id: String, role: Role, parts: Vec<Part>, time: Option<Time>) -> Message {
         Message {

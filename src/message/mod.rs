@@ -11,7 +11,7 @@ mod text;
 mod tool_state;
 mod truncate;
 
-pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage};
+pub use envelope::{Message, MessageError, ModelRef, Role, Time, Usage, LATEST_REQUEST};
 pub use parse::{check_message, parse_message};
 pub use part::{
     is_other, other_fields, CompactionFiles, CompactionPart, FilePart, Part, ReasoningPart, TextPart, ToolPart,

@@ -124,19 +124,16 @@ export type CompactionConfig = {
    */
   tailTurns?: number
   /**
-   * Newest tool output, in tokens, that prune never clears (default 40000 in a window of 200k
-   * or more, scaled down with a smaller one: see `prune_limits`).
+   * Newest tool output, in tokens, that prune never clears (default 40000).
    */
   pruneProtect?: number
   /**
    * Prune skips the last two user turns, but no more than this many answers (steps) of them, so
-   * a long tool loop on one request prunes too (default 10, scaled down like `prune_protect`,
-   * at least 2).
+   * a long tool loop on one request prunes too (default 10).
    */
   pruneProtectSteps?: number
   /**
-   * Prune only if it frees more than this, net of the markers left in place (default 20000,
-   * scaled down like `prune_protect`).
+   * Prune only if it frees more than this, net of the markers left in place (default 20000).
    */
   pruneMinimum?: number
   /**
@@ -884,6 +881,12 @@ export interface Message {
   parentID?: string
   /** An assistant message that holds a compaction summary. */
   summary?: boolean
+  /**
+   * A summary's: the latest request, restated as a user message right after it because the kept
+   * tail holds none (`applyCompaction` writes it); the context ends on a user turn, never on the
+   * summary.
+   */
+  latestRequest?: string
   /** A summary counts only if finished and without error. */
   finish?: string
   error?: { name: string; message: string }

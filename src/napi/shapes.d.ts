@@ -25,6 +25,12 @@ export interface Message {
   parentID?: string
   /** An assistant message that holds a compaction summary. */
   summary?: boolean
+  /**
+   * A summary's: the latest request, restated as a user message right after it because the kept
+   * tail holds none (`applyCompaction` writes it); the context ends on a user turn, never on the
+   * summary.
+   */
+  latestRequest?: string
   /** A summary counts only if finished and without error. */
   finish?: string
   error?: { name: string; message: string }

@@ -125,11 +125,15 @@ impl Counter {
         // ModelMessages (they are given back as they came); elsewhere they are an agent's own
         // metadata (opencode's step and patch parts), which no model reads.
         let sends_other = m.extra.contains_key(crate::message::ai_sdk_layout::LAYOUT);
-        let parts: Vec<PartCount> = m
+        let mut parts: Vec<PartCount> = m
             .parts
             .iter()
             .map(|p| if matches!(p, Part::Other(_)) && !sends_other { PartCount::default() } else { self.part(p) })
             .collect();
+        // A summary's restated request is a message of its own, counted with the summary's text.
+        if let (Some(text), Some(first)) = (m.latest_request(), parts.first_mut()) {
+            first.total += MESSAGE_OVERHEAD + self.text(text);
+        }
         let total = message_total(&parts);
         (parts, total)
     }
