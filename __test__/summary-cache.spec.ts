@@ -110,9 +110,10 @@ describe('the summary request as the agent`s own conversation (OpenAI-compatible
     expect(sent.body.messages).toHaveLength(agent.messages.length + 1)
     expect(JSON.stringify(instructions.content)).toMatch(/do NOT call tools/)
     // The instructions name the kept tail the request holds: the context's after the summary
-    // request, the summary and the continue message, but the last step's two.
+    // request, the summary, the latest request it restates (the tail starts inside the request's
+    // loop) and the continue message, but the last step's two.
     const kept = Number(/except its last (\d+) messages/.exec(JSON.stringify(instructions.content))?.[1])
-    expect(kept).toBe(s.toModelMessages().length - 3 - 2)
+    expect(kept).toBe(s.toModelMessages().length - 4 - 2)
     expect(kept).toBeGreaterThan(1)
     usage.cached = summary.tokens!.cacheRead ?? 0
     usage.total = summary.tokens!.input + usage.cached
