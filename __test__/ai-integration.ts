@@ -5,15 +5,11 @@ import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
-import { extractiveSummarizer, type CompactionResult, type Summarizer } from '../dist/index.js'
+import type { CompactionResult } from '../dist/index.js'
 import { UnknownModelError } from '../dist/errors.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, toolOutput, tools, type Major, type Seen } from './ai-loop.js'
+import { countingSummarizer } from './scratch.js'
 
-function counting(): { summarizer: Summarizer; calls: () => number } {
-  const inner = extractiveSummarizer()
-  let n = 0
-  return { summarizer: async (req, signal) => (n++, inner(req, signal)), calls: () => n }
-}
 
 export function integrationSuite(major: Major): void {
   const { ai } = major
@@ -36,7 +32,7 @@ export function integrationSuite(major: Major): void {
   function wrapped() {
     const seen: Seen = { prompts: [], problems: [], tokens: [] }
     const compactions: CompactionResult[] = []
-    const { summarizer, calls } = counting()
+    const { summarizer, calls } = countingSummarizer()
     const model = ai.wrapLanguageModel({
       model: scriptedModel(major, seen),
       middleware: contextfoldMiddleware({ contextWindow: WINDOW, summarizer, onCompaction: ({ result }) => compactions.push(result) }),
@@ -104,7 +100,7 @@ export function integrationSuite(major: Major): void {
     it('generateText: compacted messages every step after a compaction, summarized once each time', async () => {
       const seen: Seen = { prompts: [], problems: [], tokens: [] }
       const compactions: CompactionResult[] = []
-      const { summarizer, calls } = counting()
+      const { summarizer, calls } = countingSummarizer()
       const toolSet = tools(major, z)
       const prepareStep = contextfoldPrepareStep({
         contextWindow: WINDOW,
@@ -121,7 +117,7 @@ export function integrationSuite(major: Major): void {
     it('puts Anthropic cache breakpoints only where they belong now, even when the loop carries its messages forward', async () => {
       const seen: Seen = { prompts: [], problems: [], tokens: [] }
       const compactions: CompactionResult[] = []
-      const { summarizer, calls } = counting()
+      const { summarizer, calls } = countingSummarizer()
       const toolSet = tools(major, z)
       const prepareStep = contextfoldPrepareStep({ contextWindow: WINDOW, summarizer, system: SYSTEM, tools: toolSet, maxOutputTokens: MAX_OUTPUT, onCompaction: ({ result }) => compactions.push(result) })
       const r = await ai.generateText({ ...base, model: scriptedModel(major, seen, 'anthropic.messages'), tools: toolSet, prepareStep })
@@ -141,7 +137,7 @@ export function integrationSuite(major: Major): void {
     it('the agent class runs the loop with the helper', async () => {
       const seen: Seen = { prompts: [], problems: [], tokens: [] }
       const compactions: CompactionResult[] = []
-      const { summarizer, calls } = counting()
+      const { summarizer, calls } = countingSummarizer()
       const toolSet = tools(major, z)
       const agent = new major.Agent({
         model: scriptedModel(major, seen),

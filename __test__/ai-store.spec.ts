@@ -2,42 +2,23 @@
 // on the same files sends the compacted prompt without summarizing again), and two processes
 // serving alternate turns of one conversation summarize each compaction once and both send it,
 // sharing a session file, a PostgreSQL or a Redis.
-import { fork, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import * as ai from 'ai-v6'
 import { MockLanguageModelV3 } from 'ai-v6/test'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldMiddleware } from '../dist/ai/index.js'
-import { SessionFile, extractiveSummarizer, fileStore, type CompactionResult, type Message } from '../dist/index.js'
+import { SessionFile, fileStore, type CompactionResult, type Message } from '../dist/index.js'
 import { SUMMARY_HEADER } from '../dist/prompt.js'
 import { BACKENDS, openStore, startBackend } from './backends.mjs'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
+import { ask, countingSummarizer, scratch } from './scratch.js'
 
 const major: Major = { name: 'ai v6', ai, Mock: MockLanguageModelV3, spec: 'v3', Agent: ai.ToolLoopAgent as never }
-const dirs: string[] = []
-const children: ChildProcess[] = []
+const { tempDir, worker } = scratch('cf-ai-store-')
 
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL')
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'cf-ai-store-'))
-  dirs.push(d)
-  return d
-}
-
-function counting() {
-  const inner = extractiveSummarizer()
-  let n = 0
-  return { summarizer: async (req: Parameters<typeof inner>[0], signal?: AbortSignal) => (n++, inner(req, signal)), calls: () => n }
-}
 
 /** Every message of the one session file in `dir`, hidden ones included. */
 function stored(dir: string, id: string): Message[] {
@@ -54,7 +35,7 @@ describe('contextfoldMiddleware with a store', () => {
     const dir = tempDir()
     const seen: Seen = { prompts: [], problems: [], tokens: [] }
     const compactions: CompactionResult[] = []
-    const first = counting()
+    const first = countingSummarizer()
     const messages = [{ role: 'user' as const, content: REQUEST }]
     const model = ai.wrapLanguageModel({
       model: scriptedModel(major, seen),
@@ -79,7 +60,7 @@ describe('contextfoldMiddleware with a store', () => {
 
     // A restart: a new middleware over the same files, the app's whole history plus a new request.
     const after: Seen = { prompts: [], problems: [], tokens: [] }
-    const second = counting()
+    const second = countingSummarizer()
     const restarted = ai.wrapLanguageModel({
       model: scriptedModel(major, after),
       middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: fileStore(dir), conversationId: () => 'audit', summarizer: second.summarizer }),
@@ -130,20 +111,8 @@ describe.each(BACKENDS)('contextfoldMiddleware with a shared %s store', (backend
   })
 
   it('two processes serving alternate turns make each compaction once, and both send it', async () => {
-    const worker = () => {
-      const child = fork(join(__dirname, 'ai-store-worker.mjs'), [backend, server.target], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-      children.push(child)
-      return new Promise<ChildProcess>((resolve, reject) => {
-        child.once('message', () => resolve(child))
-        child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)))
-      })
-    }
-    const workers = await Promise.all([worker(), worker()])
-    const ask = (child: ChildProcess, turn: number, messages: unknown[]) =>
-      new Promise<any>((resolve) => {
-        child.once('message', resolve)
-        child.send({ turn, messages })
-      })
+    const args = [backend, server.target]
+    const workers = await Promise.all([worker('ai-store-worker.mjs', args), worker('ai-store-worker.mjs', args)])
     type Seen = { tokens: number; messages: number; summarized: boolean }
     const history: unknown[] = []
     const calls: (Seen & { worker: number })[] = []
@@ -151,7 +120,7 @@ describe.each(BACKENDS)('contextfoldMiddleware with a shared %s store', (backend
     for (let turn = 0; turn < 10; turn++) {
       history.push({ role: 'user', content: `Turn ${turn}: read the next three modules.` })
       const w = turn % 2
-      const answer = await ask(workers[w]!, turn, history)
+      const answer = await ask(workers[w]!, { turn, messages: history })
       expect(answer.error).toBeUndefined()
       history.push(...answer.messages)
       calls.push(...(answer.seen as Seen[]).map((s) => ({ ...s, worker: w })))

@@ -2,39 +2,22 @@
 // a 35-step loop with 150k+ tokens of tool output in a 32k window, the same loop under LangChain's
 // own `summarizationMiddleware`, the opt-in checkpoint shrink, and a conversation served by two
 // processes sharing a file store.
-import { fork, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { AIMessage, HumanMessage, mapChatMessagesToStoredMessages, mapStoredMessagesToChatMessages, type BaseMessage, type ToolMessage } from '@langchain/core/messages'
 import { fakeModel } from '@langchain/core/testing'
 import { MemorySaver } from '@langchain/langgraph'
 import { createAgent, summarizationMiddleware } from 'langchain'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 import { contextfoldLangChain, langchainSummarizer } from '../dist/langchain/index.js'
-import { SessionFile, extractiveSummarizer, fileStore, type CompactionResult } from '../dist/index.js'
+import { SessionFile, fileStore, type CompactionResult } from '../dist/index.js'
 import { SUMMARY_HEADER } from '../dist/prompt.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, loopModel, loopTools, toolOutput, type LoopSeen } from './langchain-loop.js'
+import { ask, countingSummarizer, scratch } from './scratch.js'
 
-const dirs: string[] = []
-const children: ChildProcess[] = []
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL')
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'cf-langchain-'))
-  dirs.push(d)
-  return d
-}
+const { tempDir, worker } = scratch('cf-langchain-')
 
-function counting() {
-  const inner = extractiveSummarizer()
-  let n = 0
-  return { summarizer: async (req: Parameters<typeof inner>[0], signal?: AbortSignal) => (n++, inner(req, signal)), calls: () => n }
-}
 
 /** The messages the agent's checkpoint holds for `thread`. */
 async function saved(agent: unknown, thread: string): Promise<BaseMessage[]> {
@@ -61,7 +44,7 @@ describe('contextfoldLangChain in createAgent', () => {
   it('a 35-step loop over 150k tokens of tool output fits a 32k window on every call; the checkpoint keeps every message', async () => {
     const seen = seenOf()
     const compactions: CompactionResult[] = []
-    const counted = counting()
+    const counted = countingSummarizer()
     const checkpointer = new MemorySaver()
     const agent = createAgent({
       model: loopModel(seen),
@@ -216,20 +199,7 @@ describe("LangChain's summarizationMiddleware in the same loop", () => {
 describe('contextfoldLangChain with a file store', () => {
   it('two processes serving alternate turns of one thread summarize each compaction once, and both send it', async () => {
     const dir = tempDir()
-    const worker = () => {
-      const child = fork(join(__dirname, 'langchain-store-worker.mjs'), [dir], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
-      children.push(child)
-      return new Promise<ChildProcess>((resolve, reject) => {
-        child.once('message', () => resolve(child))
-        child.once('exit', (code) => reject(new Error(`worker exited with ${code}`)))
-      })
-    }
-    const workers = await Promise.all([worker(), worker()])
-    const ask = (child: ChildProcess, turn: number, messages: unknown[]) =>
-      new Promise<any>((resolve) => {
-        child.once('message', resolve)
-        child.send({ turn, messages })
-      })
+    const workers = await Promise.all([worker('langchain-store-worker.mjs', [dir]), worker('langchain-store-worker.mjs', [dir])])
     type Seen = { tokens: number; summarized: boolean }
     let history: BaseMessage[] = []
     const calls: (Seen & { worker: number })[] = []
@@ -238,7 +208,7 @@ describe('contextfoldLangChain with a file store', () => {
     for (let turn = 0; turn < 10; turn++) {
       history.push(new HumanMessage({ content: `Turn ${turn}: read the next three modules.`, id: `turn-${turn}` }))
       const w = turn % 2
-      const answer = await ask(workers[w]!, turn, mapChatMessagesToStoredMessages(history))
+      const answer = await ask(workers[w]!, { turn, messages: mapChatMessagesToStoredMessages(history) })
       expect(answer.error).toBeUndefined()
       const after = mapStoredMessagesToChatMessages(answer.messages)
       // The thread's history is the agent's whole state: nothing of it was rewritten.
@@ -269,8 +239,8 @@ describe('contextfoldLangChain with a file store', () => {
   it('a thread resumed by a new middleware on the same files sends the compacted prompt without summarizing', async () => {
     const dir = tempDir()
     const seen = seenOf()
-    const first = counting()
-    const make = (s: LoopSeen, summarizer: ReturnType<typeof counting>['summarizer'], steps: number) =>
+    const first = countingSummarizer()
+    const make = (s: LoopSeen, summarizer: ReturnType<typeof countingSummarizer>['summarizer'], steps: number) =>
       createAgent({
         model: loopModel(s, steps),
         tools: loopTools,
@@ -281,7 +251,7 @@ describe('contextfoldLangChain with a file store', () => {
     expect(seen.problems).toEqual([])
     expect(first.calls()).toBeGreaterThan(0)
     const after = seenOf()
-    const second = counting()
+    const second = countingSummarizer()
     const history = [...r.messages, new HumanMessage('Now write the report.')]
     await make(after, second.summarizer, 0).invoke({ messages: history }, config('resume'))
     expect(second.calls()).toBe(0)

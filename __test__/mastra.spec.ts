@@ -6,8 +6,6 @@
 // Beside it, Mastra's own `TokenLimiter` in the same loop, and a conversation whose turns are
 // served by two processes sharing a session file.
 import { fork, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
 import { Agent } from '@mastra/core/agent'
@@ -16,28 +14,19 @@ import { InMemoryStore } from '@mastra/core/storage'
 import { MastraLanguageModelV2Mock, simulateReadableStream } from '@mastra/core/test-utils/llm-mock'
 import { createTool } from '@mastra/core/tools'
 import { Memory } from '@mastra/memory'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
 
 import { contextfoldProcessor, mastraSummarizer } from '../dist/mastra/index.js'
 import { extractiveSummarizer, type CompactionResult } from '../dist/index.js'
 import { SUMMARY_HEADER } from '../dist/prompt.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, TOOLS, WINDOW, scriptedModel, toolOutput, type Major, type Seen } from './ai-loop.js'
+import { countingSummarizer, scratch } from './scratch.js'
 
 const mastra: Major = { name: 'mastra', ai: { simulateReadableStream }, Mock: MastraLanguageModelV2Mock, spec: 'v2', Agent: Agent as never }
 
-const children: ChildProcess[] = []
-const dirs: string[] = []
-afterEach(() => {
-  for (const c of children.splice(0)) c.kill('SIGKILL')
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true })
-})
+const { tempDir, children } = scratch('cf-mastra-store-')
 
-function counting() {
-  const inner = extractiveSummarizer()
-  let n = 0
-  return { summarizer: async (req: Parameters<typeof inner>[0], signal?: AbortSignal) => (n++, inner(req, signal)), calls: () => n }
-}
 
 const tools = Object.fromEntries(
   TOOLS.map((name) => [
@@ -90,7 +79,7 @@ async function runLoop(inputProcessors: unknown[]) {
 describe('contextfoldProcessor in a Mastra Agent', () => {
   it('a 35-step loop with 150k+ tokens of tool output fits a 32k window; memory keeps every message', async () => {
     const compactions: CompactionResult[] = []
-    const { summarizer, calls } = counting()
+    const { summarizer, calls } = countingSummarizer()
     const processor = contextfoldProcessor({ contextWindow: WINDOW, summarizer, onCompaction: ({ result }) => compactions.push(result) })
     const { seen, memory, r } = await runLoop([processor])
     expect(seen.problems).toEqual([])
@@ -115,7 +104,7 @@ describe('contextfoldProcessor in a Mastra Agent', () => {
   })
 
   it('the next turn, rebuilt from memory, gets the compacted prompt without summarizing again', async () => {
-    const { summarizer, calls } = counting()
+    const { summarizer, calls } = countingSummarizer()
     const processor = contextfoldProcessor({ contextWindow: WINDOW, summarizer })
     const { memory } = await runLoop([processor])
     const before = calls()
@@ -183,8 +172,7 @@ describe("Mastra's TokenLimiter in the same loop (what contextfold does differen
 
 describe('contextfoldProcessor across processes', () => {
   it('two processes serving alternate turns of a thread share one session file: each compaction is summarized by one process and sent by both', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cf-mastra-store-'))
-    dirs.push(dir)
+    const dir = tempDir()
     const start = () =>
       new Promise<ChildProcess>((resolve, reject) => {
         const c = fork(join(import.meta.dirname, 'mastra-store-worker.mjs'), [dir], { stdio: ['ignore', 'ignore', 'inherit', 'ipc'] })

@@ -22,7 +22,7 @@ import { contextfoldMiddleware } from '../dist/ai/index.js'
 import { contextfoldLangChain } from '../dist/langchain/index.js'
 import { toModelMessages } from '../dist/langchain/messages.js'
 import { corpusChunks, corpusStrings, rng } from './corpus-text.mjs'
-import { log, median, msSince, now } from './timing.mjs'
+import { perCallTable } from './timing.mjs'
 
 const SIZES = [100, 1_000, 10_000]
 const CALLS = 50
@@ -52,22 +52,6 @@ function thread(n, seed) {
 
 const runtime = { configurable: { thread_id: 'bench' }, context: {}, store: undefined, signal: undefined }
 const answer = new AIMessage('ok')
-
-async function perCall(n, make) {
-  const { msgs, more } = thread(n, n)
-  const run = make()
-  let messages = msgs
-  await run(messages) // the first call takes the whole thread in
-  const ms = []
-  const started = now()
-  for (let i = 0; i < CALLS && (i < 5 || msSince(started) < BUDGET_MS); i++) {
-    messages = [...messages, ...more(i)]
-    const t0 = now()
-    await run(messages)
-    ms.push(msSince(t0))
-  }
-  return { ms: median(ms), calls: ms.length }
-}
 
 const request = (messages, m = model) => ({ model: m, messages, systemMessage: system, systemPrompt: system.text, tools: [bash], state: { messages }, runtime })
 
@@ -103,18 +87,5 @@ const contenders = {
   },
 }
 
-const rows = []
-for (const [name, make] of Object.entries(contenders)) {
-  const cells = []
-  for (const n of SIZES) {
-    log(`${name} at ${n} messages...`)
-    cells.push(await perCall(n, make))
-  }
-  rows.push([name, ...cells])
-}
-const cf = rows.find(([name]) => name === 'contextfoldLangChain')
-console.log(`| per model call (median of up to ${CALLS}, 2 new messages each) | ${SIZES.map((n) => `${n.toLocaleString('en')} msgs`).join(' | ')} | 10k / 100 | vs contextfold at 10k |`)
-console.log(`|---|${SIZES.map(() => '---').join('|')}|---|---|`)
-const cell = ({ ms, calls }) => `${ms.toFixed(3)} ms${calls < CALLS ? ` (${calls} calls)` : ''}`
-for (const [name, ...r] of rows) console.log(`| ${name} | ${r.map(cell).join(' | ')} | ${(r[2].ms / r[0].ms).toFixed(2)}× | ${(r[2].ms / cf[3].ms).toFixed(2)}× |`)
+await perCallTable(contenders, SIZES, (n) => thread(n, n), { calls: CALLS, budgetMs: BUDGET_MS, ours: 'contextfoldLangChain' })
 console.log(`\nNode ${process.version}, ${process.platform}-${process.arch}`)

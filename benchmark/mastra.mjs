@@ -15,7 +15,7 @@
 const { TokenLimiter } = await import('@mastra/core/processors')
 const { contextfoldProcessor } = await import('../dist/mastra/index.js')
 const { corpusChunks, corpusStrings, rng } = await import('./corpus-text.mjs')
-const { median, msSince, now, log } = await import('./timing.mjs')
+const { perCallTable } = await import('./timing.mjs')
 
 const SIZES = [100, 1_000, 10_000]
 const CALLS = 50
@@ -45,23 +45,6 @@ const model = { specificationVersion: 'v2', provider: 'openai', modelId: 'gpt-4o
 const tools = { bash: { type: 'function', description: 'Runs a shell command.', parameters: { jsonSchema: { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] } } } }
 const requestContext = { get: (key) => (key === 'MastraMemory' ? { thread: { id: 'thread-1' } } : undefined) }
 
-async function perCall(n, make) {
-  const { msgs, more } = conversation(n, n)
-  const run = make()
-  let prompt = msgs
-  await run([...prompt]) // the first call takes the whole conversation in
-  const ms = []
-  const started = now()
-  for (let i = 0; i < CALLS && (i < 5 || msSince(started) < BUDGET_MS); i++) {
-    prompt = [...prompt, ...more(i)]
-    const fresh = [...prompt]
-    const t0 = now()
-    await run(fresh)
-    ms.push(msSince(t0))
-  }
-  return { ms: median(ms), calls: ms.length }
-}
-
 const contenders = {
   'no-op processor': () => {
     const p = { processInputStep: () => undefined, processLLMRequest: async () => undefined }
@@ -89,18 +72,5 @@ function processor(options) {
   }
 }
 
-const rows = []
-for (const [name, make] of Object.entries(contenders)) {
-  const cells = []
-  for (const n of SIZES) {
-    log(`${name} at ${n} messages...`)
-    cells.push(await perCall(n, make))
-  }
-  rows.push([name, ...cells])
-}
-const cf = rows.find(([name]) => name === 'contextfoldProcessor')
-console.log(`| per model call (median of up to ${CALLS}, 2 new messages each) | ${SIZES.map((n) => `${n.toLocaleString('en')} msgs`).join(' | ')} | 10k / 100 | vs contextfold at 10k |`)
-console.log(`|---|${SIZES.map(() => '---').join('|')}|---|---|`)
-const cell = ({ ms, calls }) => `${ms.toFixed(3)} ms${calls < CALLS ? ` (${calls} calls)` : ''}`
-for (const [name, ...r] of rows) console.log(`| ${name} | ${r.map(cell).join(' | ')} | ${(r[2].ms / r[0].ms).toFixed(2)}× | ${(r[2].ms / cf[3].ms).toFixed(2)}× |`)
+await perCallTable(contenders, SIZES, (n) => conversation(n, n), { calls: CALLS, budgetMs: BUDGET_MS, ours: 'contextfoldProcessor' })
 console.log(`\nNode ${process.version}, ${process.platform}-${process.arch}, @mastra/core ${(await import('@mastra/core/package.json', { with: { type: 'json' } })).default.version}`)

@@ -19,7 +19,7 @@ const { pruneMessages } = await import('ai')
 const { countTokens } = await import('gpt-tokenizer/encoding/o200k_base')
 const { contextfoldMiddleware } = await import('../dist/ai/index.js')
 const { corpusChunks, corpusStrings, rng } = await import('./corpus-text.mjs')
-const { median, msSince, now, log } = await import('./timing.mjs')
+const { perCallTable } = await import('./timing.mjs')
 const peers = await loadPeers()
 
 const SIZES = [100, 1_000, 10_000]
@@ -48,22 +48,6 @@ function step(msgs, i, pick) {
 }
 
 const model = { provider: 'openai.chat', modelId: 'gpt-4o' }
-
-async function perCall(n, make) {
-  const { msgs, more } = conversation(n, n)
-  const run = make()
-  let prompt = msgs
-  await run(prompt) // the first call takes the whole conversation in
-  const ms = []
-  const started = now()
-  for (let i = 0; i < CALLS && (i < 5 || msSince(started) < BUDGET_MS); i++) {
-    prompt = [...prompt, ...more(i)]
-    const t0 = now()
-    await run(prompt)
-    ms.push(msSince(t0))
-  }
-  return { ms: median(ms), calls: ms.length }
-}
 
 /** A LangChain message for a provider-level one (what a LangChain agent would hold instead). */
 function toLangChain(m) {
@@ -156,20 +140,7 @@ async function accuracy() {
   }
 }
 
-const rows = []
-for (const [name, make] of Object.entries(contenders)) {
-  const cells = []
-  for (const n of SIZES) {
-    log(`${name} at ${n} messages...`)
-    cells.push(await perCall(n, make))
-  }
-  rows.push([name, ...cells])
-}
-const cf = rows.find(([name]) => name === 'contextfoldMiddleware')
-console.log(`| per model call (median of up to ${CALLS}, 2 new messages each) | ${SIZES.map((n) => `${n.toLocaleString('en')} msgs`).join(' | ')} | 10k / 100 | vs contextfold at 10k |`)
-console.log(`|---|${SIZES.map(() => '---').join('|')}|---|---|`)
-const cell = ({ ms, calls }) => `${ms.toFixed(3)} ms${calls < CALLS ? ` (${calls} calls)` : ''}`
-for (const [name, ...r] of rows) console.log(`| ${name} | ${r.map(cell).join(' | ')} | ${(r[2].ms / r[0].ms).toFixed(2)}× | ${(r[2].ms / cf[3].ms).toFixed(2)}× |`)
+await perCallTable(contenders, SIZES, (n) => conversation(n, n), { calls: CALLS, budgetMs: BUDGET_MS, ours: 'contextfoldMiddleware' })
 const acc = await accuracy()
 console.log(`\n| count of a 2,000-message conversation (exact o200k: ${acc.exact.toLocaleString('en')}) | error |\n|---|---|`)
 for (const [name, e] of acc.rows) console.log(`| ${name} | ${e} |`)

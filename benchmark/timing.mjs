@@ -60,3 +60,47 @@ export async function timeSettled(fn, rounds) {
   }
   return median(ms)
 }
+
+/**
+ * Median ms of a model call through `make()` as a conversation grows by `more(i)` a call, from
+ * `msgs`; each call gets its own copy of the array (a host may edit what it is given), made
+ * before the clock starts. At most `calls` calls, fewer once `budgetMs` is spent (at least 5).
+ */
+export async function perCall({ msgs, more }, make, calls, budgetMs) {
+  const run = make()
+  let prompt = msgs
+  await run([...prompt]) // the first call takes the whole conversation in
+  const ms = []
+  const started = now()
+  for (let i = 0; i < calls && (i < 5 || msSince(started) < budgetMs); i++) {
+    prompt = [...prompt, ...more(i)]
+    const fresh = [...prompt]
+    const t0 = now()
+    await run(fresh)
+    ms.push(msSince(t0))
+  }
+  return { ms: median(ms), calls: ms.length }
+}
+
+/**
+ * Runs each contender (`name -> make`) at each of three `sizes` (`grow(n)` gives the conversation)
+ * and prints the Markdown table: each row's largest / smallest ratio, and its ratio to `ours` at
+ * the largest size.
+ */
+export async function perCallTable(contenders, sizes, grow, { calls, budgetMs, ours }) {
+  const rows = []
+  for (const [name, make] of Object.entries(contenders)) {
+    const cells = []
+    for (const n of sizes) {
+      log(`${name} at ${n} messages...`)
+      cells.push(await perCall(grow(n), make, calls, budgetMs))
+    }
+    rows.push([name, ...cells])
+  }
+  const cf = rows.find(([name]) => name === ours)
+  const last = sizes.length
+  console.log(`| per model call (median of up to ${calls}, 2 new messages each) | ${sizes.map((n) => `${n.toLocaleString('en')} msgs`).join(' | ')} | ${sizes.at(-1).toLocaleString('en')} / ${sizes[0]} | vs contextfold at ${sizes.at(-1).toLocaleString('en')} |`)
+  console.log(`|---|${sizes.map(() => '---').join('|')}|---|---|`)
+  const cell = ({ ms, calls: n }) => `${ms.toFixed(3)} ms${n < calls ? ` (${n} calls)` : ''}`
+  for (const [name, ...r] of rows) console.log(`| ${name} | ${r.map(cell).join(' | ')} | ${(r[last - 1].ms / r[0].ms).toFixed(2)}× | ${(r[last - 1].ms / cf[last].ms).toFixed(2)}× |`)
+}

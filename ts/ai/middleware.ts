@@ -46,8 +46,8 @@ export interface ContextfoldMiddleware {
   wrapStream<S extends { stream: ReadableStream<unknown> }>(options: { doStream: () => PromiseLike<S>; params: CallOptionsLike; model: ModelRef }): Promise<S>
 }
 
-/** System messages at the head of a prompt, and the conversation after them. */
-function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]; messages: ModelMessageLike[] } {
+/** System messages at the head of a prompt, their texts, and the conversation after them. */
+export function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]; messages: ModelMessageLike[] } {
   let i = 0
   const texts: string[] = []
   for (; i < prompt.length; i++) {

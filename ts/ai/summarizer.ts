@@ -155,6 +155,16 @@ async function requestSettings(req: SummaryRequest, from: string, model: Languag
 const MODEL = Symbol.for('contextfold.aiSdkSummarizer.model')
 
 /** The model an `aiSdkSummarizer` writes with (`provider` / `modelId`, or a gateway id), if `s` is one. */
+/** A `generateText`-shaped answer (`text`, `finishReason`, `usage`) as a summary; `what` names the call. */
+export function summaryOf(answer: Json | undefined, what: string): SummaryResponse {
+  if (!answer) throw new SummaryFailedError(`${what} returned nothing`)
+  const out: SummaryResponse = { text: typeof answer.text === 'string' ? answer.text : '' }
+  if (typeof answer.finishReason === 'string') out.finishReason = answer.finishReason
+  const usage = usageFromProvider(answer.usage, answer.providerMetadata)
+  if (usage) out.usage = usage
+  return out
+}
+
 export function summarizerModel(s: unknown): { provider?: string; modelId: string } | undefined {
   return typeof s === 'function' ? ((s as unknown as Record<symbol, { provider?: string; modelId: string } | undefined>)[MODEL] ?? undefined) : undefined
 }
@@ -197,13 +207,9 @@ export function aiSdkSummarizer(model: LanguageModelLike, options: AiSdkSummariz
     }
     const result = obj(answer)
     throwIfAborted(signal)
-    if (!result) throw new SummaryFailedError('generateText returned nothing')
-    const out: SummaryResponse = { text: typeof result.text === 'string' ? result.text : '' }
-    if (typeof result.finishReason === 'string') out.finishReason = result.finishReason
-    const usage = usageFromProvider(result.usage, result.providerMetadata)
-    if (usage) out.usage = usage
+    const out = summaryOf(result, 'generateText')
     const m = typeof model === 'string' ? undefined : model
-    const modelID = obj(result.response)?.modelId
+    const modelID = obj(result!.response)?.modelId
     const id = typeof modelID === 'string' && modelID ? modelID : typeof model === 'string' ? model : m?.modelId
     if (id) out.model = { providerID: m?.provider ?? 'ai-sdk', modelID: id }
     return out

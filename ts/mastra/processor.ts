@@ -8,6 +8,7 @@ import { Breakpoints } from '../ai/cache.js'
 import { Engine, insideCompaction } from '../ai/conversations.js'
 import type { ModelRef } from '../ai/models.js'
 import type { ContextfoldAiOptions, PromptCacheOptions } from '../ai/options.js'
+import { split } from '../ai/middleware.js'
 import { toolDefinitions } from '../ai/prepare-step.js'
 
 /** Options of `contextfoldProcessor`: the AI SDK middleware's, with `store` keyed by the Mastra thread id. */
@@ -77,18 +78,6 @@ function modelRef(model: unknown): ModelRef {
   }
   if (typeof m?.id === 'string') return m.id
   return model as ModelRef
-}
-
-/** System messages at the head of a prompt, their texts, and the conversation after them. */
-function split(prompt: readonly unknown[]): { system: unknown[]; texts: string[]; messages: ModelMessageLike[] } {
-  let i = 0
-  const texts: string[] = []
-  for (; i < prompt.length; i++) {
-    const m = prompt[i] as ModelMessageLike
-    if (m?.role !== 'system') break
-    if (typeof m.content === 'string') texts.push(m.content)
-  }
-  return { system: prompt.slice(0, i), texts, messages: prompt.slice(i) as ModelMessageLike[] }
 }
 
 /**

@@ -1,7 +1,7 @@
 // A summarizer over a Mastra agent's `generate`: the summary call goes through Mastra's own model
 // resolution, so a router id (`'openai/gpt-5-mini'`) works without the AI SDK installed.
-import { usageFromProvider } from '../native.js'
-import { SummaryFailedError, throwIfAborted } from '../errors.js'
+import { summaryOf } from '../ai/summarizer.js'
+import { throwIfAborted } from '../errors.js'
 import type { Summarizer, SummaryResponse } from '../types.js'
 
 /** A Mastra `Agent`, as far as the summarizer calls it (typed structurally). */
@@ -33,12 +33,8 @@ export function mastraSummarizer(agent: AgentLike, options: MastraSummarizerOpti
     if (signal) call.abortSignal = signal
     const answer = obj(await agent.generate([{ role: 'user', content: req.prompt }] as never, call as never))
     throwIfAborted(signal)
-    if (!answer) throw new SummaryFailedError('agent.generate returned nothing')
-    const out: SummaryResponse = { text: typeof answer.text === 'string' ? answer.text : '' }
-    if (typeof answer.finishReason === 'string') out.finishReason = answer.finishReason
-    const usage = usageFromProvider(answer.usage, answer.providerMetadata)
-    if (usage) out.usage = usage
-    const response = obj(answer.response)
+    const out = summaryOf(answer, 'agent.generate')
+    const response = obj(answer!.response)
     if (typeof response?.modelId === 'string' && response.modelId) out.model = { providerID: 'mastra', modelID: response.modelId }
     return out
   }
