@@ -19,7 +19,7 @@ import { z } from 'zod'
 import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
 import { contextfoldLangChain } from '../dist/langchain/index.js'
 import { contextfoldProcessor } from '../dist/mastra/index.js'
-import { Session, compact, type CompactionResult, type Summarizer } from '../dist/index.js'
+import { AutoCompactor, Session, compact, extractiveSummarizer, type CompactionResult, type Summarizer } from '../dist/index.js'
 import { MAX_OUTPUT, REQUEST, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
 import { PRUNED } from './helpers.js'
 import { loopModel, loopTools, type LoopSeen } from './langchain-loop.js'
@@ -289,6 +289,22 @@ describe('mastra: contextfoldProcessor', () => {
     const prunes = recorded.spans().flatMap((s) => s.events).filter((e) => e.name === 'contextfold.prune')
     expect(prunes.length).toBeGreaterThanOrEqual(2)
     for (const e of prunes) expect(e.attributes).toMatchObject({ 'contextfold.integration': 'mastra', 'gen_ai.conversation.id': 'audit-1' })
+  })
+})
+
+describe('AutoCompactor: unread outputs cut to fit before a compaction', () => {
+  it('the cut is a prune event of its own (reason fit-unread), before the compaction span', async () => {
+    const s = new Session({ model: { limit: { context: 32_000, output: 4_096 } }, tokenizer: 'o200k' })
+    s.append({ id: 'u1', role: 'user', parts: [{ type: 'text', id: 'u1t', text: 'Read the log.' }] })
+    s.append({ id: 'a1', role: 'assistant', parts: [{ type: 'tool', id: 'a1t', callID: 'c1', tool: 'read', state: { status: 'completed', input: {}, output: ' word'.repeat(3_000) } }] })
+    s.recordRequest()
+    s.append({ id: 'a2', role: 'assistant', parts: [{ type: 'tool', id: 'a2t', callID: 'c2', tool: 'read', state: { status: 'completed', input: {}, output: ' word'.repeat(40_000) } }] })
+    const step = await new AutoCompactor(s, { summarizer: extractiveSummarizer() }).afterStep()
+    expect(step.cut?.rules.fit.parts).toBe(1)
+    expect(step.compaction?.status).toBe('compacted')
+    const [prune] = recorded.named('contextfold.prune')
+    expect(prune!.events[0]!.attributes).toMatchObject({ 'contextfold.prune.reason': 'fit-unread', 'contextfold.prune.parts_cleared': 1, 'contextfold.prune.tokens_freed': step.cut!.tokensFreed })
+    expect(recorded.named('contextfold.compact')).toHaveLength(1)
   })
 })
 

@@ -308,6 +308,7 @@ export class AutoCompactor {
         if (cut.prunedPartIDs.length > 0) {
           out.cut = cut
           out.usage = usage = session.usage()
+          this.#recordPrune(cut, 'fit-unread', usage)
         }
       }
       if (!due || (!overflow && options.force !== true && !this.#due(usage)) || waits) {
@@ -377,6 +378,12 @@ export class AutoCompactor {
     out.pruned = result
     out.usage = usage
     this.#emit('prune', decision ? { result, usage, decision } : { result, usage })
+    this.#recordPrune(result, reason, usage, decision)
+    return usage
+  }
+
+  /** A prune's telemetry event. */
+  #recordPrune(result: PruneResult, reason: PruneReason, usage: ContextUsage, decision?: PruneDecision): void {
     recordPrune(this.#options.telemetry, {
       tokensFreed: result.tokensFreed,
       partsCleared: result.prunedPartIDs.length,
@@ -385,7 +392,6 @@ export class AutoCompactor {
       tokensAfter: usage.tokens,
       ...(decision ? { saving: decision.saving, cost: decision.cost } : {}),
     })
-    return usage
   }
 
   /** What `decidePrune` weighs the cache by: the clock, and where the next compaction runs (`compactAt`). */

@@ -298,9 +298,10 @@ export async function traceSummary<R extends { finishReason?: string; model?: { 
 /**
  * Why a prune ran, by policy: `cache-saving` (the `cache` policy: the tokens it saves outweigh the
  * cache it breaks), `after-compaction` / `prompt-rewritten` (the cache was rewritten anyway),
- * `pressure` (the `tier` policy: the context is at the prune tier), `every-step` (the `opencode` policy).
+ * `pressure` (the `tier` policy: the context is at the prune tier), `every-step` (the `opencode` policy),
+ * `fit-unread` (outputs the model had not read cut to fit beside a summary, before a compaction).
  */
-export type PruneReason = 'cache-saving' | 'after-compaction' | 'prompt-rewritten' | 'pressure' | 'every-step'
+export type PruneReason = 'cache-saving' | 'after-compaction' | 'prompt-rewritten' | 'pressure' | 'every-step' | 'fit-unread'
 
 /** One prune, as its event reports it. */
 export interface PruneRecord {
