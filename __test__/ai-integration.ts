@@ -6,6 +6,7 @@ import { z } from 'zod'
 
 import { contextfoldMiddleware, contextfoldPrepareStep } from '../dist/ai/index.js'
 import type { CompactionResult } from '../dist/index.js'
+import { PRUNED_MARKER } from '../dist/native.js'
 import { UnknownModelError } from '../dist/errors.js'
 import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, toolOutput, tools, type Major, type Seen } from './ai-loop.js'
 import { countingSummarizer } from './scratch.js'
@@ -127,10 +128,12 @@ export function integrationSuite(major: Major): void {
         const marked = prompt.flatMap((m, i) => (m.providerOptions?.anthropic?.cacheControl ? [i] : []))
         expect(marked.length).toBeLessThanOrEqual(4)
         expect(marked).toContain(prompt.length - 1)
-        // No breakpoint of an earlier step is left behind: each is on the end or closes the
-        // compaction (its summary, or the latest request it restates right after the summary).
+        // No breakpoint of an earlier step is left behind: each is on the end, closes the
+        // compaction (its summary, or the latest request it restates right after the summary), or
+        // is on the newest output a prune cleared.
         const summary = (k: number) => k >= 0 && JSON.stringify(prompt[k]).includes('context-summary')
-        for (const i of marked) expect(i === prompt.length - 1 || summary(i) || (summary(i - 1) && prompt[i].role === 'user')).toBe(true)
+        const pruned = prompt.findLastIndex((m) => JSON.stringify(m).includes(PRUNED_MARKER))
+        for (const i of marked) expect(i === prompt.length - 1 || summary(i) || (summary(i - 1) && prompt[i].role === 'user') || i === pruned).toBe(true)
       }
     })
 

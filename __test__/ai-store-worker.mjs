@@ -20,6 +20,8 @@ const STEPS = 3
 let compactions = 0
 const middleware = contextfoldMiddleware({
   contextWindow: WINDOW,
+  // opencode's prune numbers for 200k windows: no age prune in this window, so the turns compact.
+  compaction: { pruneProtect: 40_000, pruneMinimum: 20_000 },
   store: sessionsOf(process.argv[2], process.argv[3]),
   summarizer: extractiveSummarizer(),
   onCompaction: ({ result }) => (compactions += result.status === 'compacted' ? 1 : 0),

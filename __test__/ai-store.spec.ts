@@ -13,7 +13,7 @@ import { contextfoldMiddleware } from '../dist/ai/index.js'
 import { SessionFile, fileStore, type CompactionResult, type Message } from '../dist/index.js'
 import { SUMMARY_HEADER } from '../dist/prompt.js'
 import { BACKENDS, openStore, startBackend } from './backends.mjs'
-import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
+import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, UNPRUNED, WINDOW, scriptedModel, tools, type Major, type Seen } from './ai-loop.js'
 import { ask, countingSummarizer, scratch } from './scratch.js'
 
 const major: Major = { name: 'ai v6', ai, Mock: MockLanguageModelV3, spec: 'v3', Agent: ai.ToolLoopAgent as never }
@@ -41,6 +41,7 @@ describe('contextfoldMiddleware with a store', () => {
       model: scriptedModel(major, seen),
       middleware: contextfoldMiddleware({
         contextWindow: WINDOW,
+        compaction: UNPRUNED,
         store: fileStore(dir),
         conversationId: () => 'audit',
         summarizer: first.summarizer,
@@ -63,7 +64,7 @@ describe('contextfoldMiddleware with a store', () => {
     const second = countingSummarizer()
     const restarted = ai.wrapLanguageModel({
       model: scriptedModel(major, after),
-      middleware: contextfoldMiddleware({ contextWindow: WINDOW, store: fileStore(dir), conversationId: () => 'audit', summarizer: second.summarizer }),
+      middleware: contextfoldMiddleware({ contextWindow: WINDOW, compaction: UNPRUNED, store: fileStore(dir), conversationId: () => 'audit', summarizer: second.summarizer }),
     })
     const history = [...messages, ...r.response.messages, { role: 'user' as const, content: 'Now write the report.' }]
     await major.ai.generateText({ model: restarted, system: SYSTEM, messages: history, tools: tools(major, z), maxOutputTokens: MAX_OUTPUT, stopWhen: ai.stepCountIs(1) })

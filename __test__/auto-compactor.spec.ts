@@ -50,7 +50,8 @@ const unauthorized = () => {
 
 describe('AutoCompactor', () => {
   it('does nothing at the ok tier, and emits pressure from the notice tier on', async () => {
-    const s = session()
+    // Pressure alone: the default policy would prune old outputs at the notice tier of this window.
+    const s = session({ prune: false })
     const sum = scripted(() => ({ text: 'x' }))
     const auto = new AutoCompactor(s, { summarizer: sum })
     const events = record(auto)

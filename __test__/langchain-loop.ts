@@ -10,9 +10,9 @@ import { z } from 'zod'
 
 import { Session } from '../dist/index.js'
 import type { ModelMessageLike } from '../dist/native.js'
-import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, TOOLS, WINDOW, toolOutput } from './ai-loop.js'
+import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, TOOLS, UNPRUNED, WINDOW, toolOutput } from './ai-loop.js'
 
-export { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, TOOLS, WINDOW, toolOutput }
+export { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, TOOLS, UNPRUNED, WINDOW, toolOutput }
 
 export const loopTools = TOOLS.map((name) =>
   tool(async ({ step }: { step: number }) => toolOutput(step), { name, description: `The ${name} tool.`, schema: z.object({ step: z.number() }) }),

@@ -27,6 +27,8 @@ const middleware = contextfoldLangChain({
   contextWindow: WINDOW,
   maxOutputTokens: MAX_OUTPUT,
   tokenizer: 'o200k',
+  // opencode's prune numbers for 200k windows: no age prune in this window, so the turns compact.
+  compaction: { pruneProtect: 40_000, pruneMinimum: 20_000 },
   store: fileStore(process.argv[2]),
   // Summary requests (a split turn's beginning gets one of its own, in parallel).
   summarizer: (req, signal) => (req.kind === 'turn-prefix' || summaries++, inner(req, signal)),

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest'
 import { contextfoldLangChain, langchainSummarizer } from '../dist/langchain/index.js'
 import { SessionFile, fileStore, type CompactionResult } from '../dist/index.js'
 import { SUMMARY_HEADER } from '../dist/prompt.js'
-import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, WINDOW, loopModel, loopTools, toolOutput, type LoopSeen } from './langchain-loop.js'
+import { MAX_OUTPUT, REQUEST, STEPS, SYSTEM, UNPRUNED, WINDOW, loopModel, loopTools, toolOutput, type LoopSeen } from './langchain-loop.js'
 import { ask, countingSummarizer, scratch } from './scratch.js'
 
 const { tempDir, worker } = scratch('cf-langchain-')
@@ -56,6 +56,7 @@ describe('contextfoldLangChain in createAgent', () => {
           contextWindow: WINDOW,
           maxOutputTokens: MAX_OUTPUT,
           tokenizer: 'o200k',
+          compaction: UNPRUNED,
           summarizer: counted.summarizer,
           onCompaction: ({ result }) => compactions.push(result),
         }),
@@ -137,7 +138,7 @@ describe('contextfoldLangChain in createAgent', () => {
         systemPrompt: SYSTEM,
         checkpointer: new MemorySaver(),
         middleware: [
-          contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', checkpoint: 'compact', summarizer, onCompaction: ({ result, conversation }) => (conversations.add(conversation), compactions.push(result)) }),
+          contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', compaction: UNPRUNED, checkpoint: 'compact', summarizer, onCompaction: ({ result, conversation }) => (conversations.add(conversation), compactions.push(result)) }),
         ],
       })
       const r = await agent.invoke({ messages: [new HumanMessage(REQUEST)] }, config('shrink'))
@@ -245,7 +246,7 @@ describe('contextfoldLangChain with a file store', () => {
         model: loopModel(s, steps),
         tools: loopTools,
         systemPrompt: SYSTEM,
-        middleware: [contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', store: fileStore(dir), summarizer })],
+        middleware: [contextfoldLangChain({ contextWindow: WINDOW, maxOutputTokens: MAX_OUTPUT, tokenizer: 'o200k', compaction: UNPRUNED, store: fileStore(dir), summarizer })],
       })
     const r = await make(seen, first.summarizer, 12).invoke({ messages: [new HumanMessage(REQUEST)] }, config('resume'))
     expect(seen.problems).toEqual([])

@@ -26,6 +26,8 @@ let compactions = 0
 const inner = extractiveSummarizer()
 const processor = contextfoldProcessor({
   contextWindow: WINDOW,
+  // opencode's prune numbers for 200k windows: no age prune in this window, so the turns compact.
+  compaction: { pruneProtect: 40_000, pruneMinimum: 20_000 },
   store: fileStore(process.argv[2]),
   summarizer: async (req, signal) => (summaries++, inner(req, signal)),
   onCompaction: () => compactions++,

@@ -75,10 +75,10 @@ export function piSuite(v: PiUnderTest): void {
   }
 
   /** A pi session whose model answers through `reply`, every call recorded. */
-  async function start(reply: (call: Call, ctx: Any, options: Any) => Any, load: { path?: string; factory?: unknown } = {}) {
+  async function start(reply: (call: Call, ctx: Any, options: Any) => Any, load: { path?: string; factory?: unknown; window?: number } = {}) {
     const { cwd, agentDir, extension } = project()
     const { pi } = v
-    const { handle, auth, dispose } = await v.register([{ id: 'faux-1', contextWindow: WINDOW, maxTokens: 512 }], agentDir)
+    const { handle, auth, dispose } = await v.register([{ id: 'faux-1', contextWindow: load.window ?? WINDOW, maxTokens: 512 }], agentDir)
     const calls: Call[] = []
     const step = (ctx: Any, options: Any) => {
       // 0.73 passes the system prompt apart; 0.87 as a leading system message.
@@ -452,6 +452,39 @@ export function piSuite(v: PiUnderTest): void {
         for (const c of t.calls.slice(first)) expect(c.text).not.toContain('BIG-LINE')
         const result = (t.session.messages as Any[]).find((m) => m.role === 'toolResult')
         expect(text(result)).toContain('BIG-LINE')
+      } finally {
+        t.close()
+      }
+    })
+
+    it('prune: true in a 32k window: 24 reads of one prompt (120k tokens) are cleared as they age, every call fits', async () => {
+      const READS = 24
+      const t = await start(
+        (call, ctx) => {
+          const done = (ctx.messages as Any[]).filter((m) => m.role === 'toolResult').length
+          if (done < READS) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: `src/f${done}.txt` })], { stopReason: 'toolUse' })
+          return v.faux.fauxAssistantMessage('Read them all.')
+        },
+        { factory: createPiExtension({ prune: true }), window: 32_000 },
+      )
+      try {
+        t.settings.setCompactionEnabled(false)
+        const src = join(t.session.sessionManager.getCwd(), 'src')
+        mkdirSync(src)
+        // 20,000 characters each: 5,000 tokens as pi estimates them.
+        for (let i = 0; i < READS; i++) writeFileSync(join(src, `f${i}.txt`), `FILE-${i} ` + `line ${i} of the module\n`.repeat(1_000).slice(0, 19_990))
+        await t.prompt('Read every file under src/, one at a time.')
+        expect(t.calls).toHaveLength(READS + 1)
+        // The defaults scaled to the window (6,400 tokens and 2 answers protected in 32k): old reads
+        // are cleared, so no call carries more than the window.
+        for (const c of t.calls) expect(Math.ceil(c.text.length / 4)).toBeLessThan(32_000 - 512)
+        const last = t.calls.at(-1)!
+        expect(last.text).toContain('[Old tool result content cleared]')
+        expect(last.text).not.toContain('FILE-0 ')
+        // The newest output always reaches the model whole.
+        for (let i = 1; i <= READS; i++) expect(t.calls[i]!.text).toContain(`FILE-${i - 1} `)
+        // pi's session keeps every output.
+        expect((t.session.messages as Any[]).filter((m) => m.role === 'toolResult' && text(m).includes('FILE-'))).toHaveLength(READS)
       } finally {
         t.close()
       }

@@ -102,8 +102,24 @@ describe('Session construction', () => {
     ).toContain('tailTurns')
   })
 
-  it('rejects NaN options with CF_INVALID_ARGUMENT', () => {
-    expectCode(() => new Session({ model: MODEL, compaction: { pruneMinimum: Number.NaN } }), 'CF_INVALID_ARGUMENT')
+  it('rejects NaN and infinite options with CF_INVALID_ARGUMENT, naming the field (not taken for the default)', () => {
+    expect(expectCode(() => new Session({ model: MODEL, compaction: { pruneMinimum: Number.NaN } }), 'CF_INVALID_ARGUMENT').message).toBe(
+      'options.compaction.pruneMinimum: must be a finite number, got NaN',
+    )
+    expect(expectCode(() => new Session({ model: MODEL, compaction: { reserved: Infinity } }), 'CF_INVALID_ARGUMENT').message).toContain('compaction.reserved')
+    // NaN in a message is JSON's null, as JSON.stringify writes it.
+    const s = new Session({ model: MODEL })
+    s.append({ id: 'u', role: 'user', parts: [{ type: 'text', id: 'u-t', text: 'hi' }], meta: Number.NaN } as never)
+    expect(s.messages()).toHaveLength(1)
+  })
+
+  it('prune thresholds scale with a window under 200k unless given; options shows those in effect', () => {
+    const small = new Session({ model: { limit: { context: 32_000, output: 4_000 } } }).options.compaction!
+    expect([small.pruneProtect, small.pruneMinimum, small.pruneProtectSteps]).toEqual([6_400, 3_200, 2])
+    const large = new Session({ model: { limit: { context: 400_000, output: 4_000 } } }).options.compaction!
+    expect([large.pruneProtect, large.pruneMinimum, large.pruneProtectSteps]).toEqual([40_000, 20_000, 10])
+    const given = new Session({ model: { limit: { context: 32_000, output: 4_000 } }, compaction: { pruneProtect: 20_000, pruneMinimum: 0 } }).options.compaction!
+    expect([given.pruneProtect, given.pruneMinimum, given.pruneProtectSteps]).toEqual([20_000, 0, 2])
   })
 
   it('fromMessages holds the same messages as appending them one by one', () => {

@@ -178,8 +178,8 @@ pub fn session_ops(data: &[u8]) {
         },
         compaction: CompactionConfig {
             preserve_recent_tokens: Some(budget),
-            prune_protect: u64::from(u.u16()),
-            prune_minimum: u64::from(u.u8()) * 4,
+            prune_protect: Some(u64::from(u.u16())),
+            prune_minimum: Some(u64::from(u.u8()) * 4),
             tool_output_max_chars: Some(300),
             ..Default::default()
         },

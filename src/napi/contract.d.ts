@@ -124,16 +124,19 @@ export type CompactionConfig = {
    */
   tailTurns?: number
   /**
-   * Newest tool output, in tokens, that prune never clears (default 40000).
+   * Newest tool output, in tokens, that prune never clears (default 40000 in a window of 200k
+   * or more, scaled down with a smaller one: see `prune_limits`).
    */
   pruneProtect?: number
   /**
    * Prune skips the last two user turns, but no more than this many answers (steps) of them, so
-   * a long tool loop on one request prunes too (default 10).
+   * a long tool loop on one request prunes too (default 10, scaled down like `prune_protect`,
+   * at least 2).
    */
   pruneProtectSteps?: number
   /**
-   * Prune only if it frees more than this, net of the markers left in place (default 20000).
+   * Prune only if it frees more than this, net of the markers left in place (default 20000,
+   * scaled down like `prune_protect`).
    */
   pruneMinimum?: number
   /**

@@ -172,13 +172,18 @@ impl Session {
         })
     }
 
-    /// The options the session was created with, defaults filled in.
+    /// The options the session was created with, defaults filled in (the prune thresholds as its
+    /// window scales them).
     #[napi(getter, ts_return_type = "SessionOptions & { tokenizer: TokenizerName }")]
     pub fn options<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
         guard(|| {
             let h = self.read();
             let mut opts = h.options().clone();
             opts.tokenizer = Some(h.counter().tokenizer.name().to_string());
+            let limits = opts.compaction.prune_limits(opts.model.limit.context);
+            opts.compaction.prune_protect = Some(limits.protect);
+            opts.compaction.prune_protect_steps = Some(limits.protect_steps);
+            opts.compaction.prune_minimum = Some(limits.minimum);
             to_js(env, &opts)
         })
     }

@@ -11,7 +11,7 @@ mod view;
 pub use microcompact::{microcompact, Rule, Stub};
 pub(crate) use options::limit;
 pub(crate) use options::opt_limit;
-pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PrunePolicy};
+pub use options::{parse_options, CompactionConfig, ModelInfo, ModelLimit, PruneLimits, PrunePolicy};
 pub use overflow::{
     is_overflow, max_output_tokens, pressure_tier, usable, ContextSize, OverflowArgs, Tier, UsableArgs,
 };

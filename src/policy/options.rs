@@ -54,16 +54,22 @@ pub struct CompactionConfig {
     /// At most this many recent turns are kept verbatim; 0 or less keeps none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tail_turns: Option<i64>,
-    /// Newest tool output, in tokens, that prune never clears (default 40000).
-    #[serde(deserialize_with = "limit")]
-    pub prune_protect: u64,
+    /// Newest tool output, in tokens, that prune never clears (default 40000 in a window of 200k
+    /// or more, scaled down with a smaller one: see `prune_limits`).
+    #[serde(deserialize_with = "opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_protect: Option<u64>,
     /// Prune skips the last two user turns, but no more than this many answers (steps) of them, so
-    /// a long tool loop on one request prunes too (default 10).
-    #[serde(deserialize_with = "limit")]
-    pub prune_protect_steps: u64,
-    /// Prune only if it frees more than this, net of the markers left in place (default 20000).
-    #[serde(deserialize_with = "limit")]
-    pub prune_minimum: u64,
+    /// a long tool loop on one request prunes too (default 10, scaled down like `prune_protect`,
+    /// at least 2).
+    #[serde(deserialize_with = "opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_protect_steps: Option<u64>,
+    /// Prune only if it frees more than this, net of the markers left in place (default 20000,
+    /// scaled down like `prune_protect`).
+    #[serde(deserialize_with = "opt_limit")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prune_minimum: Option<u64>,
     /// Tools whose output is never pruned (default `['skill']`).
     pub protected_tools: Vec<String>,
     /// Cut tool outputs longer than this in model messages, keeping head and tail (default off).
@@ -94,9 +100,9 @@ impl Default for CompactionConfig {
             reserved: None,
             preserve_recent_tokens: None,
             tail_turns: None,
-            prune_protect: 40_000,
-            prune_protect_steps: 10,
-            prune_minimum: 20_000,
+            prune_protect: None,
+            prune_protect_steps: None,
+            prune_minimum: None,
             protected_tools: vec!["skill".to_string()],
             tool_output_max_chars: None,
             image_tokens: 1_200,
@@ -104,6 +110,29 @@ impl Default for CompactionConfig {
             prune_duplicates: false,
             prune_rereads: false,
             prune_stale_reads: false,
+        }
+    }
+}
+
+/// The age prune's thresholds in effect (see `CompactionConfig::prune_limits`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PruneLimits {
+    pub protect: u64,
+    pub protect_steps: u64,
+    pub minimum: u64,
+}
+
+impl CompactionConfig {
+    /// The prune thresholds for a window of `context` tokens. opencode's numbers (40,000 tokens
+    /// protected, 20,000 the least worth clearing, 10 steps) are for windows of 200k: a smaller
+    /// window scales them down with it, or a 32k window would never prune. Explicit numbers stay.
+    pub fn prune_limits(&self, context: u64) -> PruneLimits {
+        let share = if context == 0 { 1.0 } else { (context as f64 / 200_000.0).min(1.0) };
+        let scaled = |n: u64| (n as f64 * share) as u64;
+        PruneLimits {
+            protect: self.prune_protect.unwrap_or_else(|| scaled(40_000)),
+            protect_steps: self.prune_protect_steps.unwrap_or_else(|| ((10.0 * share).ceil() as u64).max(2)),
+            minimum: self.prune_minimum.unwrap_or_else(|| scaled(20_000)),
         }
     }
 }
@@ -191,9 +220,21 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn prune_limits_scale_with_a_window_under_200k_unless_given() {
+        let c = CompactionConfig::default();
+        assert_eq!(c.prune_limits(1_000_000), PruneLimits { protect: 40_000, protect_steps: 10, minimum: 20_000 });
+        assert_eq!(c.prune_limits(32_000), PruneLimits { protect: 6_400, protect_steps: 2, minimum: 3_200 });
+        assert_eq!(c.prune_limits(128_000), PruneLimits { protect: 25_600, protect_steps: 7, minimum: 12_800 });
+        let given: CompactionConfig =
+            parse_options("compaction", json!({"pruneProtect": 20_000, "pruneMinimum": 0, "pruneProtectSteps": 4}))
+                .unwrap();
+        assert_eq!(given.prune_limits(32_000), PruneLimits { protect: 20_000, protect_steps: 4, minimum: 0 });
+    }
+
+    #[test]
     fn fills_defaults_and_names_bad_fields() {
         let c: CompactionConfig = parse_options("compaction", json!({"tailTurns": 2})).unwrap();
-        assert_eq!(c.prune_protect, 40_000);
+        assert_eq!(c.prune_limits(200_000), PruneLimits { protect: 40_000, protect_steps: 10, minimum: 20_000 });
         assert_eq!(c.tail_turns, Some(2));
         let e = parse_options::<CompactionConfig>("compaction", json!({"reserved": -5})).unwrap_err();
         assert_eq!(e.code, crate::error::Code::InvalidArgument);

@@ -17,9 +17,10 @@ pub struct PruneResult {
     pub output_tokens: u64,
 }
 
-/// `marker`: the tokens of the marker a cleared output becomes. The walk reads `context` from its
+/// `window`: the model's context window, which scales the default thresholds; `marker`: the tokens of the marker a cleared output becomes. The walk reads `context` from its
 /// end and stops early (at a summary or an earlier prune), so it never copies the context.
-pub fn prune<'a>(context: &(impl Seq<'a> + ?Sized), cfg: &CompactionConfig, marker: u64) -> PruneResult {
+pub fn prune<'a>(context: &(impl Seq<'a> + ?Sized), cfg: &CompactionConfig, window: u64, marker: u64) -> PruneResult {
+    let limits = cfg.prune_limits(window);
     let (mut turns, mut steps) = (0, 0u64);
     let mut total = 0u64;
     let mut found = PruneResult::default();
@@ -28,7 +29,7 @@ pub fn prune<'a>(context: &(impl Seq<'a> + ?Sized), cfg: &CompactionConfig, mark
         if e.msg.is_user() {
             turns += 1;
         }
-        if turns < 2 && steps < cfg.prune_protect_steps {
+        if turns < 2 && steps < limits.protect_steps {
             steps += u64::from(e.msg.is_assistant());
             continue;
         }
@@ -52,14 +53,14 @@ pub fn prune<'a>(context: &(impl Seq<'a> + ?Sized), cfg: &CompactionConfig, mark
             }
             let tokens = e.parts[j].output;
             total += tokens;
-            if total > cfg.prune_protect {
+            if total > limits.protect {
                 found.output_tokens += tokens;
                 found.victims.push((i, j));
             }
         }
     }
     let freed = found.output_tokens.saturating_sub(marker * found.victims.len() as u64);
-    if freed > cfg.prune_minimum {
+    if freed > limits.minimum {
         found
     } else {
         PruneResult::default()

@@ -381,8 +381,8 @@ mod tests {
             assert_eq!(h.cache_breakpoints(&[]), fresh(&h, &[]));
         }
         let mut opts = h.opts.clone();
-        opts.compaction.prune_protect = 0;
-        opts.compaction.prune_minimum = 0;
+        opts.compaction.prune_protect = Some(0);
+        opts.compaction.prune_minimum = Some(0);
         h.opts = opts;
         assert!(h.prune().tokens_freed > 0);
         assert_eq!(h.cache_breakpoints(&head), fresh(&h, &head));

@@ -145,8 +145,8 @@ fn build(steps: &[Step]) -> Vec<Value> {
 fn options(budget: u64) -> SessionOptions {
     let mut compaction = CompactionConfig {
         preserve_recent_tokens: Some(budget),
-        prune_protect: 2_000,
-        prune_minimum: 500,
+        prune_protect: Some(2_000),
+        prune_minimum: Some(500),
         ..Default::default()
     };
     compaction.tool_output_max_chars = Some(500);

@@ -61,7 +61,7 @@ impl History {
     fn victims(&self) -> Vec<(usize, Victim)> {
         let context = self.context_seq();
         let cfg = &self.opts.compaction;
-        let found = policy::prune(&context, cfg, self.counter.text(markers::PRUNED));
+        let found = policy::prune(&context, cfg, self.opts.model.limit.context, self.counter.text(markers::PRUNED));
         let stubs = policy::microcompact(&context, cfg, &self.counter);
         let at = |(k, j): (usize, usize)| (k, (context.position(k), j));
         let stubbed: HashSet<(usize, usize)> = stubs.iter().map(|s| s.position).collect();

@@ -215,8 +215,8 @@ fn prune_clears_old_output_beyond_the_protected_window_once() {
     let msgs = turns_with_outputs(6, |i| if i == 1 { "skill" } else { "bash" });
     let mut opts = options(1_000_000);
     let t = output_tokens(&msgs, &opts);
-    opts.compaction.prune_protect = t * 3 / 2;
-    opts.compaction.prune_minimum = t / 2;
+    opts.compaction.prune_protect = Some(t * 3 / 2);
+    opts.compaction.prune_minimum = Some(t / 2);
     let mut h = history(msgs, opts);
     let before = h.usage().tokens;
     let out = h.prune();
@@ -242,8 +242,8 @@ fn a_prune_renews_the_digests_of_what_it_cleared() {
     let mut opts = options(1_000_000);
     let t = output_tokens(&msgs, &opts);
     opts.compaction = CompactionConfig {
-        prune_protect: t * 3 / 2,
-        prune_minimum: t / 2,
+        prune_protect: Some(t * 3 / 2),
+        prune_minimum: Some(t / 2),
         preserve_recent_tokens: Some(t),
         ..opts.compaction
     };
@@ -303,8 +303,8 @@ fn a_dry_run_tells_the_usage_the_prune_leaves() {
     msgs.push(assistant("a5-text", "done"));
     let mut opts = options(1_000_000);
     let t = output_tokens(&msgs, &opts);
-    opts.compaction.prune_protect = t;
-    opts.compaction.prune_minimum = t / 2;
+    opts.compaction.prune_protect = Some(t);
+    opts.compaction.prune_minimum = Some(t / 2);
     for reported_last in [false, true] {
         let mut msgs = msgs.clone();
         if reported_last {
@@ -331,8 +331,8 @@ fn a_single_request_loop_prunes_beyond_its_protected_steps() {
     msgs.extend((0..30).map(|i| tool_answer(&format!("a{i}"), "bash", &big(5_000))));
     let mut opts = options(10_000_000);
     let t = history(msgs.clone(), opts.clone()).get("a0").unwrap().parts[0].output;
-    opts.compaction.prune_protect = t * 5;
-    opts.compaction.prune_minimum = t;
+    opts.compaction.prune_protect = Some(t * 5);
+    opts.compaction.prune_minimum = Some(t);
     let mut h = history(msgs.clone(), opts.clone());
     let out = h.prune();
     // The newest 10 steps are protected, then 5 steps' worth of output; the 15 oldest are cleared.
@@ -340,7 +340,7 @@ fn a_single_request_loop_prunes_beyond_its_protected_steps() {
     assert_eq!(out.message_ids.last().map(String::as_str), Some("a0"));
     assert!(!out.message_ids.iter().any(|id| id == "a15"));
     assert!(h.prune().part_ids.is_empty(), "idempotent");
-    opts.compaction.prune_protect_steps = 100;
+    opts.compaction.prune_protect_steps = Some(100);
     assert!(history(msgs, opts).prune().part_ids.is_empty(), "protecting every step keeps opencode's rule");
 }
 
@@ -349,12 +349,12 @@ fn prune_does_nothing_below_the_minimum_and_stops_at_a_summary() {
     let msgs = turns_with_outputs(5, |_| "bash");
     let mut opts = options(1_000_000);
     let t = output_tokens(&msgs, &opts);
-    opts.compaction.prune_protect = t * 5 / 2;
-    opts.compaction.prune_minimum = t * 2;
+    opts.compaction.prune_protect = Some(t * 5 / 2);
+    opts.compaction.prune_minimum = Some(t * 2);
     assert!(history(msgs.clone(), opts.clone()).prune().part_ids.is_empty());
 
-    opts.compaction.prune_protect = t;
-    opts.compaction.prune_minimum = 0;
+    opts.compaction.prune_protect = Some(t);
+    opts.compaction.prune_minimum = Some(0);
     assert_eq!(history(msgs.clone(), opts.clone()).prune().part_ids, ["a1-tool", "a0-tool"]);
     let mut with_summary = msgs[..4].to_vec();
     with_summary.extend([request("r", None), summary("s", "r", true)]);
@@ -511,7 +511,7 @@ fn microcompact_stubs_rereads_duplicates_and_stale_reads_and_counts_each_rule() 
     assert!(h.prune().part_ids.is_empty());
     // Off by default.
     let mut plain = opts;
-    plain.compaction = CompactionConfig { prune_minimum: 0, prune_protect: 0, ..Default::default() };
+    plain.compaction = CompactionConfig { prune_minimum: Some(0), prune_protect: Some(0), ..Default::default() };
     let mut h = History::from_messages(msgs, plain, &|| false).unwrap();
     assert!(h.prune().stubs.iter().all(Option::is_none));
 }

@@ -299,8 +299,8 @@ mod tests {
     #[test]
     fn replays_what_usage_said_after_each_answer_prune_and_compaction() {
         let mut opts = options();
-        opts.compaction.prune_protect = 100;
-        opts.compaction.prune_minimum = 100;
+        opts.compaction.prune_protect = Some(100);
+        opts.compaction.prune_minimum = Some(100);
         let mut h = History::new(opts).unwrap();
         let mut said = Vec::new();
         let step = |h: &mut History, m: Message, said: &mut Vec<u64>| {

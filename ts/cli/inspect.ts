@@ -280,7 +280,7 @@ export function renderInspect(r: InspectReport, context: readonly Message[], ctx
   } else {
     out.push(
       `${head('Prune')}  nothing to clear ${c.dim(
-        `(keeps the last 2 turns and the newest ${int(cfg.pruneProtect ?? 40_000)} tokens of tool output; clears only more than ${int(cfg.pruneMinimum ?? 20_000)})`,
+        `(keeps the last 2 turns and the newest ${int(cfg.pruneProtect ?? 0)} tokens of tool output; clears only more than ${int(cfg.pruneMinimum ?? 0)})`,
       )}`,
     )
   }

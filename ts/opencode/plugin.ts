@@ -14,8 +14,8 @@ import { DEFAULT_PRUNE, foldToolOutputs, type PruneOptions } from './transform.j
 export interface OpencodePluginOptions {
   /**
    * contextfold's prune settings for the messages of every model call (opencode's age rule:
-   * `pruneProtect` 40000, `pruneMinimum` 20000; plus duplicates, re-reads and stale reads by
-   * default). `false`: no pruning.
+   * `pruneProtect` 40000, `pruneMinimum` 20000, scaled down in a window under 200k; plus
+   * duplicates, re-reads and stale reads by default). `false`: no pruning.
    */
   prune?: PruneOptions | false
   /**

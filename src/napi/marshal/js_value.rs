@@ -35,6 +35,9 @@ unsafe fn type_of(env: sys::napi_env, v: sys::napi_value) -> Result<sys::napi_va
 pub struct Reader {
     path: Vec<String>,
     pub problem: Option<String>,
+    /// Where the first NaN or infinity was (`.a.b: …`): JSON holds none, so it reads as null,
+    /// which options would take for "the default".
+    pub non_finite: Option<String>,
 }
 
 /// Path segments are kept this deep (enough to say where, without a cost on every value).
@@ -91,6 +94,11 @@ pub unsafe fn from_js(
             let mut n = 0.0;
             // SAFETY: as above; `v` is a number.
             check(unsafe { sys::napi_get_value_double(env, v, &mut n) }, "a number")?;
+            if !n.is_finite() && r.non_finite.is_none() {
+                let path = r.path.concat();
+                let at = if path.is_empty() || path.starts_with('[') { path } else { format!(".{path}") };
+                r.non_finite = Some(format!("{at}: must be a finite number, got {n}"));
+            }
             number(n)
         }
         sys::ValueType::napi_bigint => {

@@ -18,6 +18,8 @@ pub struct Json {
     value: std::result::Result<Value, String>,
     /// A part that could not be read (too deep, say); the rest is in `value`.
     problem: Option<String>,
+    /// A NaN or infinity read as null (as `JSON.stringify` does), refused in options.
+    non_finite: Option<String>,
 }
 
 /// Reads one value with its own reader.
@@ -28,7 +30,7 @@ unsafe fn read(env: sys::napi_env, v: sys::napi_value) -> Json {
     let mut reader = Reader::default();
     // SAFETY: the caller's contract.
     let value = unsafe { from_js(env, v, 0, &mut reader) }.map(|v| v.unwrap_or(Value::Null));
-    Json { value, problem: reader.problem }
+    Json { value, problem: reader.problem, non_finite: reader.non_finite }
 }
 
 impl FromNapiValue for Json {
@@ -63,6 +65,9 @@ impl Json {
     }
 
     pub fn options<T: serde::de::DeserializeOwned>(self, what: &str) -> Result<T> {
+        if let Some(reason) = &self.non_finite {
+            return Err(CfError::invalid_argument(format!("{what}{reason}")));
+        }
         parse_options(what, self.value(what, Code::InvalidArgument)?)
     }
 }
@@ -102,7 +107,7 @@ impl<T: serde::de::DeserializeOwned> FromNapiValue for Picked<T> {
             let mut reader = Reader::default();
             // SAFETY: as above; `v` is an object.
             let value = unsafe { named_properties(env, v, field_names::<T>(), &mut reader) }.map(Value::Object);
-            Json { value, problem: reader.problem }
+            Json { value, problem: reader.problem, non_finite: reader.non_finite }
         } else {
             // SAFETY: as above.
             unsafe { read(env, v) }
