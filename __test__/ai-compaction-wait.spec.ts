@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { aiSdkSummarizer, contextfoldMiddleware } from '../dist/ai/index.js'
 import type { CompactionResult, PrunePolicy } from '../dist/index.js'
 import { PrefixCache } from './fake-openai.js'
+import { UNPRUNED } from './ai-loop.js'
 
 const BIG = 'BIG-OUTPUT'
 const isSummary = (prompt: unknown[]) => /being compacted/.test(JSON.stringify(prompt.at(-1)))
@@ -50,6 +51,7 @@ async function loop(prune?: PrunePolicy) {
   const middleware = contextfoldMiddleware({
     contextWindow: 16_000,
     maxOutputTokens: 1_000,
+    compaction: UNPRUNED,
     keep: 1_000,
     summarizer: aiSdkSummarizer(agent, { generateText: ai.generateText as never, maxRetries: 0 }),
     ...(prune ? { prune, compactAt: 'cost' as const } : {}),

@@ -13,8 +13,8 @@ export const TOOLS = ['read', 'grep', 'bash', 'list', 'test'] as const
 export const REQUEST = 'Audit every module of the billing service and never touch the migrations folder.'
 export const SYSTEM = 'You are a careful coding agent.'
 /**
- * opencode's prune numbers for 200k windows: the age prune never fires in this window, so the loop
- * compacts (the defaults, scaled to 32k, prune it enough that it need not).
+ * opencode's prune numbers for 200k windows: the age prune never fires in the specs' small windows,
+ * so their loops compact (the defaults, scaled to such a window, prune them enough that they need not).
  */
 export const UNPRUNED = { pruneProtect: 40_000, pruneMinimum: 20_000 } as const
 

@@ -11,6 +11,7 @@ import { aiSdkSummarizer, contextfoldMiddleware, contextfoldPrepareStep } from '
 import type { CompactionResult } from '../dist/index.js'
 import type { SummaryInputForm } from '../dist/types.js'
 import { FakeOpenAI, PrefixCache, promptSegments } from './fake-openai.js'
+import { UNPRUNED } from './ai-loop.js'
 
 interface Call {
   prompt: Array<{ role: string; content: unknown }>
@@ -51,6 +52,7 @@ async function run(summaryModel: 'same' | 'other', summaryInput?: SummaryInputFo
   const options = {
     contextWindow: 16_000,
     maxOutputTokens: 1_000,
+    compaction: UNPRUNED,
     keep: 1_500,
     summarizer: aiSdkSummarizer(summaryModel === 'same' ? agent : other, { generateText: ai.generateText as never, maxRetries: 0 }),
     ...(summaryInput ? { summaryInput } : {}),
@@ -133,6 +135,7 @@ describe('the AI SDK`s Anthropic provider against a Messages endpoint that repor
     const middleware = contextfoldMiddleware({
       contextWindow: 16_000,
       maxOutputTokens: 1_000,
+      compaction: UNPRUNED,
       keep: 1_500,
       summarizer: aiSdkSummarizer(model, { generateText: ai.generateText as never, maxRetries: 0 }),
       onCompaction: ({ result }) => compactions.push(result),
