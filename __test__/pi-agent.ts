@@ -490,6 +490,87 @@ export function piSuite(v: PiUnderTest): void {
       }
     })
 
+    it('a read larger than an 8k window reaches the model cut to fit (head and tail, the marker), the same cut in every later call; the session keeps it whole', async () => {
+      const WINDOW_8K = 8_000
+      const warnings: string[] = []
+      let turn = 0
+      const t = await start(
+        (call, ctx) => {
+          if ((ctx.messages as Any[]).at(-1)?.role === 'toolResult') return v.faux.fauxAssistantMessage('I read big.txt.')
+          turn++
+          if (turn === 1) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: 'big.txt' })], { stopReason: 'toolUse' })
+          return v.faux.fauxAssistantMessage(`answer ${turn}`)
+        },
+        { factory: createPiExtension({ onWarning: (w) => warnings.push(w.message) }), window: WINDOW_8K },
+      )
+      try {
+        t.settings.setCompactionEnabled(false)
+        // 400 lines of 100 characters (under pi's read limits): about 10,000 tokens as pi estimates them.
+        const lines = Array.from({ length: 400 }, (_, i) => `${i === 0 ? 'FIRST-LINE' : i === 399 ? 'LAST-LINE' : `line ${i}`} `.padEnd(99, '.'))
+        writeFileSync(join(t.session.sessionManager.getCwd(), 'big.txt'), lines.join('\n') + '\n')
+        await t.prompt('Read big.txt')
+        await t.prompt('What is on its last line?')
+        expect(t.calls).toHaveLength(3)
+        for (const c of t.calls) expect(Math.ceil(c.text.length / 4)).toBeLessThan(WINDOW_8K - 512)
+        const read = (c: Call) => text((c.messages as Any[]).find((m) => m.role === 'toolResult'))
+        // The model reads the file's head and tail, and how much was left out.
+        expect(read(t.calls[1]!)).toContain('FIRST-LINE')
+        expect(read(t.calls[1]!)).toContain('LAST-LINE')
+        expect(read(t.calls[1]!)).toMatch(/omitted \d+ chars/)
+        // Later calls send the same cut: the provider reads the prefix from its cache.
+        expect(read(t.calls[2]!)).toBe(read(t.calls[1]!))
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]).toMatch(/^a tool output the model had not read yet would not fit the window: cut to fit/)
+        // pi's session keeps the whole output.
+        expect(text((t.session.messages as Any[]).find((m) => m.role === 'toolResult'))).toContain('line 200 ')
+      } finally {
+        t.close()
+      }
+    })
+
+    it('an overflow right after a large read: the compaction keeps the result the model has not read, and the retried call has it beside the summary', async () => {
+      let turn = 0
+      let rejected = false
+      const t = await start(
+        (call, ctx) => {
+          if (call.summary) return v.faux.fauxAssistantMessage('## Goal\nOVERFLOW-SUMMARY')
+          if ((ctx.messages as Any[]).at(-1)?.role === 'toolResult') {
+            // The provider rejects the first call that carries the read: the history before it is long.
+            if (!rejected) {
+              rejected = true
+              return v.faux.fauxAssistantMessage('', { stopReason: 'error', errorMessage: 'prompt is too long: 13000 tokens > 12000 maximum' })
+            }
+            return v.faux.fauxAssistantMessage('I read notes.txt.')
+          }
+          turn++
+          if (turn === 3) return v.faux.fauxAssistantMessage([v.faux.fauxToolCall('read', { path: 'big.txt' })], { stopReason: 'toolUse' })
+          return answer(call, turn)
+        },
+        { factory: createPiExtension(), window: 12_000 },
+      )
+      try {
+        writeFileSync(join(t.session.sessionManager.getCwd(), 'big.txt'), 'READ-HEAD ' + 'content of the file\n'.repeat(800) + 'READ-END\n')
+        await t.prompt(pad('first', 40))
+        await t.prompt(pad('second', 40))
+        let retriedAnswer!: () => void
+        const answered = new Promise<void>((r) => (retriedAnswer = r))
+        t.session.subscribe((e: Any) => {
+          if (e.type === 'agent_end' && rejected && t.calls.at(-1)?.text.includes('OVERFLOW-SUMMARY')) retriedAnswer()
+        })
+        await t.prompt('Now read big.txt')
+        await answered
+        const [entry] = t.compactions()
+        expect(entry.fromHook).toBe(true)
+        // The retried call: the summary, then the read the model never got to see, then its answer.
+        const retried = t.calls.filter((c) => !c.summary).at(-1)!
+        expect(retried.text).toContain('OVERFLOW-SUMMARY')
+        expect(retried.text).toContain('READ-HEAD')
+        expect(retried.text).toContain('READ-END')
+      } finally {
+        t.close()
+      }
+    })
+
     it('OpenTelemetry: a contextfold.compact span per compaction with its summary call under it, a prune span per prune', async () => {
       const recorded = new Recorded()
       const unregister = registerGlobally(recorded)

@@ -2,8 +2,9 @@
 // agent's own history keeps every output, so every call starts from it again. What was cleared once
 // stays cleared in every later call (remembered by tool call id), so the prompt's prefix stays what
 // the provider cached; more is cleared only when the prune policy says so, as the AutoCompactor
-// decides for a session it holds.
-import { Session, type Message, type PruneDecision, type PrunePolicy, type SessionOptions, type ToolPart } from './native.js'
+// decides for a session it holds. A call over the window has the tool outputs the model has not read
+// yet cut to fit (head and tail kept), remembered the same way.
+import { Session, type Message, type PruneDecision, type PrunePolicy, type PruneResult, type SessionOptions, type ToolPart } from './native.js'
 import { recordPrune, type Telemetry } from './telemetry.js'
 
 export interface CallPrunerOptions {
@@ -25,12 +26,16 @@ export interface CallPrune {
   tokensFreed: number
   /** Why, under the `cache` policy. */
   decision?: PruneDecision
+  /** The call was over the window: the unread outputs this call cut to fit (`Session.cutUnread`). */
+  cut?: PruneResult
 }
 
 export interface Cleared {
   /** The prune's mark (epoch ms). */
   at: number
   stub: string | null
+  /** Cut to fit the window (head and tail kept), not cleared by a prune rule. */
+  fit?: true
 }
 
 const isTool = (p: Message['parts'][number]): p is ToolPart => p.type === 'tool'
@@ -58,16 +63,33 @@ export class CallPruner {
     this.#options = options
   }
 
-  /** Decides what this call's messages (in canonical form) send cleared. */
-  prune(messages: readonly Message[], options: SessionOptions): CallPrune {
+  /** Whether an earlier call cleared or cut something (later calls send it so). */
+  get clearing(): boolean {
+    return this.#cleared.size > 0
+  }
+
+  /**
+   * `messages` (in canonical form) with what earlier calls' prunes cleared marked so. Outputs a call
+   * cut to fit stay whole: a compaction cuts them to fit its own tail.
+   */
+  apply(messages: readonly Message[]): Message[] {
+    return withCleared(messages, new Map([...this.#cleared].filter(([, c]) => !c.fit)))
+  }
+
+  /**
+   * Decides what this call's messages (in canonical form) send cleared: old output when the prune
+   * policy says so (none with `clear: false`), and the unread outputs cut to fit when the call is
+   * over the window.
+   */
+  prune(messages: readonly Message[], options: SessionOptions, { clear = true }: { clear?: boolean } = {}): CallPrune {
     const head = messages[0] ? JSON.stringify(messages[0].parts) : undefined
     const rewritten = this.#head !== undefined && head !== this.#head
     this.#head = head
     const session = Session.fromMessages(withCleared(messages, this.#cleared), options)
     const policy = this.#options.policy ?? 'cache'
     let decision: PruneDecision | undefined
-    let go = policy === 'opencode' || (policy === 'tier' && ['prune', 'compact'].includes(session.usage().tier))
-    if (policy === 'cache') {
+    let go = clear && (policy === 'opencode' || (policy === 'tier' && ['prune', 'compact'].includes(session.usage().tier)))
+    if (clear && policy === 'cache') {
       // A rewritten prompt is written to the cache again anyway: clearing now breaks nothing more.
       decision = session.decidePrune(this.#options.clock ? { now: this.#options.clock() } : {})
       go = rewritten || decision.prune
@@ -94,6 +116,13 @@ export class CallPruner {
         })
       }
     }
+    // Counted from the messages: a provider's report on the last answer predates its tool results.
+    const counted = session.contextTokens().tokens.reduce((a, b) => a + b, 0)
+    const usable = session.usage().usable
+    if (usable > 0 && counted > usable) {
+      const cut = this.#fit(messages, options)
+      if (cut) out.cut = cut
+    }
     for (const m of messages) {
       for (const p of m.parts) {
         const c = isTool(p) ? this.#cleared.get(p.callID) : undefined
@@ -101,5 +130,33 @@ export class CallPruner {
       }
     }
     return out
+  }
+
+  /**
+   * Cuts the outputs of the last step, which the model has not read (it asked for them in the call
+   * before), to what fits beside a summary: the same cut `AutoCompactor` makes before a compaction,
+   * so the cut output is what the tail of a compaction keeps too.
+   */
+  #fit(messages: readonly Message[], options: SessionOptions): PruneResult | undefined {
+    const marked = withCleared(messages, this.#cleared)
+    const last = marked.at(-1)
+    if (last?.role !== 'assistant' || !last.parts.some(isTool)) return undefined
+    const session = Session.fromMessages(marked.slice(0, -1), options)
+    session.recordRequest()
+    session.append(last)
+    const cut = session.cutUnread()
+    if (cut.prunedPartIDs.length === 0) return undefined
+    const byPart = new Map(cut.prunedPartIDs.map((id, i) => [id, cut.stubs[i] ?? null]))
+    for (const p of last.parts) {
+      if (isTool(p) && byPart.has(p.id)) this.#cleared.set(p.callID, { at: cut.compactedAt, stub: byPart.get(p.id)!, fit: true })
+    }
+    recordPrune(this.#options.telemetry, {
+      tokensFreed: cut.tokensFreed,
+      partsCleared: cut.prunedPartIDs.length,
+      policy: this.#options.policy ?? 'cache',
+      reason: 'fit-unread',
+      tokensAfter: cut.tokensAfter,
+    })
+    return cut
   }
 }

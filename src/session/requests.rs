@@ -4,7 +4,14 @@
 
 use super::fenwick::Summable;
 use super::History;
+use crate::message::{Message, Part};
 use crate::tokens::Entry;
+
+/// An answer the provider refused before writing a word (a context overflow, an API error): the
+/// request it answers was never read.
+fn refused(m: &Message) -> bool {
+    m.error.is_some() && m.parts.iter().all(|p| matches!(p, Part::Text(t) if t.text.trim().is_empty()))
+}
 
 /// The last request: its time (epoch ms) and the number of messages of the history it followed.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,7 +36,7 @@ impl History {
     /// The newest request: the one recorded, or the one the newest answer replied to (sent when
     /// that answer started, with every message before it), whichever came later.
     pub fn last_sent(&self) -> Option<Sent> {
-        let answered = self.entries.iter().rposition(|e| e.msg.is_assistant() && !e.msg.is_summary()).map(|i| {
+        let answered = self.entries.iter().rposition(|e| e.msg.is_assistant() && !e.msg.is_summary() && !refused(&e.msg)).map(|i| {
             let e = &self.entries[i];
             let at = e.msg.time.as_ref().map(|t| t.created).filter(|t| *t > 0.0).unwrap_or(e.seen_at);
             Sent { at, len: i, recorded: false }

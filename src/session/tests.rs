@@ -601,3 +601,19 @@ fn an_unread_output_too_large_for_the_window_is_cut_to_fit_beside_a_summary_once
     assert_eq!(h.compaction_selection().tail_start_id.as_deref(), Some("a3"));
     assert_eq!(h.cut_unread().part_ids.len(), 0);
 }
+
+#[test]
+fn a_request_the_provider_refused_leaves_the_step_before_it_unread() {
+    // A context overflow: the provider answered the request after `a3` with an error and no word.
+    let mut h = unread_step(18_000);
+    h.append(msg(json!({"id": "e1", "role": "assistant", "parts": [{"type": "text", "id": "e1-t", "text": ""}],
+        "error": {"name": "APIError", "message": "prompt is too long"}})))
+        .unwrap();
+    assert_eq!(h.unread_in_context(), 2);
+    assert_eq!(h.compaction_selection().tail_start_id.as_deref(), Some("a3"));
+    // An answer that wrote something before it failed read its request.
+    h.append(msg(json!({"id": "e2", "role": "assistant", "parts": [{"type": "text", "id": "e2-t", "text": "Partly"}],
+        "error": {"name": "APIError", "message": "connection reset"}})))
+        .unwrap();
+    assert_eq!(h.unread_in_context(), 0);
+}

@@ -192,9 +192,13 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
       'experimental.chat.messages.transform': guarded('transform', async (_input: {}, output: { messages: OpencodeMessage[] }) => {
         const id = output.messages[0]?.info.sessionID
         const state = id ? sessionState(id) : undefined
-        const r = foldToolOutputs(output.messages, { ...fold, ...(state ? { pruner: state.pruner } : {}), ...(state?.model ? { model: state.model } : {}) })
+        const { cut, ...r } = foldToolOutputs(output.messages, { ...fold, ...(state ? { pruner: state.pruner } : {}), ...(state?.model ? { model: state.model } : {}) })
         if (r.added > 0 || r.truncated > 0) {
           void log('info', `contextfold: cleared ${r.added} more old tool outputs (${r.tokensFreed} tokens; ${r.pruned} in all), cut ${r.truncated} long ones`, { ...r })
+        }
+        if (cut) {
+          const n = cut.prunedPartIDs.length
+          void log('warn', `contextfold: ${n === 1 ? 'a tool output' : `${n} tool outputs`} the model had not read yet would not fit the window: cut to fit (head and tail kept, ${cut.tokensFreed} tokens left out)`)
         }
       }),
       'experimental.session.compacting': guarded('compacting', async ({ sessionID }: { sessionID: string }, output: { context: string[] }) => {

@@ -3,7 +3,7 @@
 // Only the output text of a tool part changes, never which parts there are, so a tool call always
 // goes out with its result. opencode hands the hook messages read for this one call: what is
 // stored stays whole, and turning the plugin off brings every output back.
-import { toModelMessages, type CompactionConfig, type Message, type ModelInfo, type ModelMessage } from '../native.js'
+import { toModelMessages, type CompactionConfig, type Message, type ModelInfo, type ModelMessage, type PruneResult } from '../native.js'
 import { CallPruner } from '../call-pruner.js'
 import { toMessages, type OpencodeMessage, type OpencodeToolPart } from './messages.js'
 
@@ -35,6 +35,8 @@ export interface FoldResult {
   tokensFreed: number
   /** Outputs cut to their head and tail. */
   truncated: number
+  /** The call was over the window: the outputs the model had not read yet, cut to fit (head and tail kept). */
+  cut?: PruneResult
 }
 
 type Completed = OpencodeToolPart & { state: Extract<OpencodeToolPart['state'], { status: 'completed' }> }
@@ -53,22 +55,23 @@ export function foldToolOutputs(messages: OpencodeMessage[], options: FoldOption
   const tools = completedTools(messages)
   if (tools.size === 0) return result
   const touched = new Set<string>()
-  if (options.prune !== false) {
-    const pruner = options.pruner ?? new CallPruner({ policy: 'opencode' })
-    const model = options.model ?? { limit: { context: 0 } }
-    const pruned = pruner.prune(toMessages(messages), { model, compaction: options.prune, tokenizer: 'estimate' })
-    for (const part of tools.values()) {
-      const c = pruned.cleared.get(part.callID)
-      if (!c || part.state.time.compacted !== undefined) continue
-      // A stub (a duplicate, a re-read, a stale read) says where the content is; an old output reads as cleared.
-      if (c.stub) part.state.output = c.stub
-      else part.state.time = { ...part.state.time, compacted: c.at }
-      touched.add(part.id)
-    }
-    result.pruned = touched.size
-    result.added = pruned.added
-    result.tokensFreed = pruned.tokensFreed
+  // Without pruning, the pruner still cuts unread outputs of a call over the window.
+  const pruner = options.pruner ?? new CallPruner({ policy: 'opencode' })
+  const model = options.model ?? { limit: { context: 0 } }
+  const compaction = options.prune === false ? {} : options.prune
+  const pruned = pruner.prune(toMessages(messages), { model, compaction, tokenizer: 'estimate' }, { clear: options.prune !== false })
+  if (pruned.cut) result.cut = pruned.cut
+  for (const part of tools.values()) {
+    const c = pruned.cleared.get(part.callID)
+    if (!c || part.state.time.compacted !== undefined) continue
+    // A stub (a duplicate, a re-read, a stale read) says where the content is; an old output reads as cleared.
+    if (c.stub) part.state.output = c.stub
+    else part.state.time = { ...part.state.time, compacted: c.at }
+    touched.add(part.id)
   }
+  result.pruned = touched.size
+  result.added = pruned.added
+  result.tokensFreed = pruned.tokensFreed
   if (options.toolOutputMaxChars !== false) result.truncated = truncateOld(messages, tools, touched, options.toolOutputMaxChars)
   return result
 }

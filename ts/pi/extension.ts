@@ -7,10 +7,11 @@ import { compact } from '../compact.js'
 import { isAbortError } from '../errors.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
 import { telemetryFor } from '../telemetry.js'
+import { usable, type PruneResult } from '../native.js'
 import type { CompactOptions, CompactionResult, Summarizer } from '../types.js'
-import { pruneContext } from './prune.js'
+import { pruneContext, tokensBound } from './prune.js'
 import { LastRequests } from './request.js'
-import { headEntries, sessionOf, sessionOptions } from './session.js'
+import { branchSession, headEntries, sessionOptions } from './session.js'
 import { piModelSummarizer } from './summarizer.js'
 import type {
   PiBeforeCompactEvent,
@@ -84,6 +85,7 @@ export async function beforeCompact(
   live: PiExtensionContext,
   options: PiExtensionOptions = {},
   requests?: LastRequests,
+  pruner?: CallPruner,
 ): Promise<PiBeforeCompactResult> {
   const ctx = captured(live)
   const { preparation, branchEntries, signal } = event
@@ -93,7 +95,11 @@ export async function beforeCompact(
     return undefined
   }
   if (signal.aborted) return { cancel: true }
-  const session = sessionOf(branchEntries, sessionOptions(ctx.model, preparation.settings, options.compaction))
+  const session = branchSession(branchEntries, sessionOptions(ctx.model, preparation.settings, options.compaction), pruner)
+  // Results the model has not read that the tail could not keep are cut to fit it (as the calls
+  // sent them, when a call cut them): the compaction then keeps them instead of summarizing them.
+  const cut = session.cutUnread()
+  if (cut.prunedPartIDs.length > 0) warnCut(cut, ctx, options)
   // The agent's last request, when the model is asked in the conversation form and the call was seen.
   const request = asConversation(options) ? await requests?.conversation(ctx, branchEntries) : undefined
   const form = options.summaryInput ?? (options.summarizer === undefined || options.summarizer === 'model' ? 'conversation' : 'transcript')
@@ -175,31 +181,45 @@ function withProtectedHead(messages: readonly PiMessage[], ctx: PiExtensionConte
 export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExtensionAPI) => void {
   return (pi) => {
     const requests = asConversation(options) ? new LastRequests(pi, options.convertToLlm) : undefined
-    pi.on('session_before_compact', (event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options, requests))
+    const prune = typeof options.prune === 'object' ? options.prune : {}
+    const { policy: settingsPolicy, ...rules } = prune
+    const policy = typeof options.prune === 'string' ? options.prune : settingsPolicy
+    // One pruner per pi session: what it cleared or cut stays so in that session's later calls.
+    const pruners = new WeakMap<object, CallPruner>()
+    let orphan: CallPruner | undefined
+    const prunerOf = (ctx: PiExtensionContext): CallPruner => {
+      const make = () => new CallPruner({ ...(policy ? { policy } : {}), telemetry: telemetryFor(options.telemetry, { integration: 'pi', ...conversation(ctx) }) })
+      const key = ctx.sessionManager
+      if (!key) return (orphan ??= make())
+      let pruner = pruners.get(key)
+      if (!pruner) pruners.set(key, (pruner = make()))
+      return pruner
+    }
+    pi.on('session_before_compact', (event: PiBeforeCompactEvent, ctx: PiExtensionContext) => beforeCompact(event, ctx, options, requests, prunerOf(ctx)))
     // pi 0.74+ shows `context` handlers no system message: this later event has the whole request.
     if (requests) pi.on('context_with_system', (event: PiContextEvent, ctx: PiExtensionContext) => requests.record(ctx, event.messages, event.messages))
-    if (!options.prune && !options.protectFirstTurns && !requests) return
-    const settings = typeof options.prune === 'object' ? options.prune : {}
-    const { policy: settingsPolicy, ...rules } = settings
-    const policy = typeof options.prune === 'string' ? options.prune : settingsPolicy
-    // One pruner per pi session: what it cleared stays cleared in that session's later calls.
-    const pruners = new WeakMap<object, CallPruner>()
-    const newPruner = (ctx: PiExtensionContext) =>
-      new CallPruner({ ...(policy ? { policy } : {}), telemetry: telemetryFor(options.telemetry, { integration: 'pi', ...conversation(ctx) }) })
-    let fallback: CallPruner | undefined
     pi.on('context', (event: PiContextEvent, ctx: PiExtensionContext) => {
       const withHead = options.prune || options.protectFirstTurns ? withProtectedHead(event.messages, ctx) : undefined
-      let pruned: { messages: PiMessage[] } | undefined
-      if (options.prune) {
-        const key = ctx.sessionManager
-        let pruner = key ? pruners.get(key) : (fallback ??= newPruner(ctx))
-        if (!pruner) pruners.set(key!, (pruner = newPruner(ctx)))
-        const session = sessionOptions(ctx.model, {}, { ...options.compaction, ...rules })
-        pruned = pruneContext(withHead ?? event.messages, pruner, { ...session, tokenizer: 'estimate' })
-      }
+      const messages = withHead ?? event.messages
+      const session = { ...sessionOptions(ctx.model, {}, { ...options.compaction, ...rules }), tokenizer: 'estimate' as const }
+      const pruner = prunerOf(ctx)
+      // Without pruning, the messages are read only when the call may be over the window, or to
+      // send what an earlier call cut.
+      const room = usable({ model: session.model, cfg: session.compaction ?? {} })
+      const read = options.prune || pruner.clearing || (room > 0 && tokensBound(messages) > room)
+      const pruned = read ? pruneContext(messages, pruner, session, !!options.prune) : undefined
+      if (pruned?.cut) warnCut(pruned.cut, ctx, options)
       const out = pruned ?? (withHead ? { messages: withHead } : undefined)
       requests?.record(ctx, event.messages, out?.messages ?? event.messages)
       return out
     })
   }
+}
+
+/** Says that a call cut outputs the model had not read to fit the window (`onWarning`, pi's UI). */
+function warnCut(cut: PruneResult, ctx: PiExtensionContext, options: PiExtensionOptions): void {
+  const n = cut.prunedPartIDs.length
+  const message = `${n === 1 ? 'a tool output' : `${n} tool outputs`} the model had not read yet would not fit the window: cut to fit (head and tail kept, ${cut.tokensFreed} tokens left out)`
+  options.onWarning?.({ message })
+  if (ctx.hasUI) ctx.ui?.notify?.(`contextfold: ${message}`, 'warning')
 }

@@ -1,6 +1,7 @@
 // pi's session entries as a contextfold Session: the native pi importer reads them (tool results join
 // their calls, compaction entries become contextfold compactions), and the file lists and facts an
 // earlier compaction stored in `details` are put where the engine carries them over from.
+import type { CallPruner } from '../call-pruner.js'
 import { importTranscript, Session, type CompactionConfig, type CompactionFiles, type Message, type SessionOptions } from '../native.js'
 import type { PiEntry, PiModel } from './types.js'
 
@@ -79,7 +80,19 @@ export function headEntries(branch: readonly PiEntry[], ids: readonly string[]):
   return out
 }
 
-/** A contextfold Session holding pi's branch. */
-export function sessionOf(entries: readonly PiEntry[], options: SessionOptions): Session {
-  return Session.fromMessages(importEntries(entries), options)
+/**
+ * pi's branch as a Session, its messages as the model calls sent them (what `pruner` cleared or cut
+ * marked so), and the results of the last step the model answered without error unread: the
+ * compaction keeps them in its tail.
+ */
+export function branchSession(branch: readonly PiEntry[], options: SessionOptions, pruner: CallPruner | undefined): Session {
+  const imported = importEntries(branch)
+  const messages = pruner ? pruner.apply(imported) : imported
+  const at = messages.findLastIndex((m) => m.role === 'assistant' && !m.summary && !m.error)
+  if (at < 0 || !messages[at]!.parts.some((p) => p.type === 'tool' && p.state.status === 'completed')) return Session.fromMessages(messages, options)
+  const session = Session.fromMessages(messages.slice(0, at), options)
+  session.recordRequest()
+  for (const m of messages.slice(at)) session.append(m)
+  return session
 }
+

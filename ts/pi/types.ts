@@ -219,6 +219,11 @@ export interface PiExtensionOptions {
   /** Called after each compaction contextfold made, or declined (then pi's own runs). */
   onCompaction?: (event: PiCompactionEvent) => void
   /**
+   * Called when tool outputs the model had not read yet did not fit the window and were cut to fit
+   * (head and tail kept, a marker saying how much was left out); pi's UI shows it too.
+   */
+  onWarning?: (event: { message: string }) => void
+  /**
    * OpenTelemetry: a `contextfold.compact` span per compaction (its summary calls under it) and a
    * `contextfold.prune` event per prune, with the pi session's id as `gen_ai.conversation.id`.
    * On by default, recorded only when the app registered a tracer provider; `false`: none.
