@@ -429,6 +429,27 @@ describe('contextfold compact (extractive)', () => {
     expect(report.summary).toContain('<modified-files>')
   })
 
+  it('a session that does not overflow keeps its newer half verbatim, the current request in it', async () => {
+    // 12 messages in 3 turns, 5.4k tokens counted locally: the whole context fits the tail budget
+    // (15,000), so the tail keeps the newer half of it rather than nothing.
+    const file = corpus('claude-code/ccviewer-fe5e1c67-orchestrator-todoapp.jsonl')
+    const report = await json(['compact', file])
+    expect(report).toMatchObject({ status: 'compacted', before: { tier: 'ok', messages: 12 } })
+    const { session } = nativeSession(file, windowOptions())
+    const plan = session.prepareCompaction()!
+    const context = session.context()
+    const tail = context.slice(context.findIndex((m) => m.id === plan.tailStartID))
+    const tailTokens = session.contextTokens().tokens.slice(context.length - tail.length).reduce((a, b) => a + b, 0)
+    const all = session.contextTokens().tokens.reduce((a, b) => a + b, 0)
+    expect(tailTokens).toBeGreaterThan(0)
+    expect(tailTokens).toBeLessThanOrEqual(all / 2)
+    expect(report.summarized.messages).toBe(plan.summarizedIDs.length)
+    expect(plan.summarizedIDs.length).toBeLessThan(12)
+    // The newest user request is kept as it was, not only inside the summary.
+    const latest = context.findLast((m) => m.role === 'user' && m.parts.some((p) => p.type === 'text'))!
+    expect(tail.map((m) => m.id)).toContain(latest.id)
+  })
+
   it('human output: before / after figures and the summary; --out writes the compacted session', async () => {
     const out = join(dir, 'claude-compacted.jsonl')
     const r = await cli(['compact', CLAUDE, '--context', '30000', '--out', out, '--out-format', 'messages'])

@@ -28,8 +28,10 @@ pub fn preserve_recent_budget(model: &ModelInfo, cfg: &CompactionConfig) -> u64 
 }
 
 /// The tail a compaction keeps of `seq`, whose last `unread` messages the provider has not read:
-/// `select` within the budget, then `keep_unread` up to `unread_cap`. `overhead`: the tokens of
-/// the system prompt and tools.
+/// `select` within the budget, then `keep_unread` up to `unread_cap`. A context within the budget
+/// would be the whole tail, and `select` then summarizes all of it (opencode's rule), the current
+/// request too: a compaction asked for that early keeps its newer half verbatim instead.
+/// `overhead`: the tokens of the system prompt and tools.
 pub fn compaction_tail<'a, S: Seq<'a> + ?Sized>(
     seq: &S,
     model: &ModelInfo,
@@ -37,7 +39,11 @@ pub fn compaction_tail<'a, S: Seq<'a> + ?Sized>(
     unread: usize,
     overhead: u64,
 ) -> Selection {
-    let sel = select(seq, preserve_recent_budget(model, cfg), cfg.tail_turns);
+    let (budget, total) = (preserve_recent_budget(model, cfg), seq.tokens(0, seq.len()));
+    let mut sel = select(seq, budget, cfg.tail_turns);
+    if sel.tail_start_id.is_none() && total <= budget {
+        sel = select(seq, total / 2, cfg.tail_turns);
+    }
     match unread_cap(model, cfg, overhead) {
         0 => sel,
         cap => keep_unread(seq, sel, unread, cap),
@@ -243,12 +249,38 @@ mod tests {
         assert_eq!(message_turns(Vec::new()), []);
     }
 
+    fn entry(id: &str, role: &str, tokens: u64) -> Entry {
+        let msg = json!({"id": id, "role": role, "parts": [{"type": "text", "id": format!("{id}-t"), "text": id}]});
+        Entry { msg: parse_message(msg).unwrap(), parts: Vec::new(), tokens, seen_at: 0.0, reported_tokens: tokens }
+    }
+
+    #[test]
+    fn a_compaction_of_a_context_within_the_budget_keeps_its_newer_half() {
+        let owned = [
+            entry("u1", "user", 100),
+            entry("a1", "assistant", 100),
+            entry("u2", "user", 100),
+            entry("a2", "assistant", 100),
+        ];
+        let seq: Vec<&Entry> = owned.iter().collect();
+        let (model, cfg) = (ModelInfo::default(), CompactionConfig { preserve_recent_tokens: Some(10_000), ..Default::default() });
+        // `select` alone keeps everything, so summarizes everything.
+        assert_eq!(select(&seq[..], 10_000, None).tail_start_id, None);
+        let s = compaction_tail(&seq[..], &model, &cfg, 0, 0);
+        assert_eq!((s.head_end, s.tail_start_id.as_deref(), s.tail_tokens), (2, Some("u2"), 200));
+        // One turn: the newer half of its answers.
+        let owned = [entry("u1", "user", 100), entry("a1", "assistant", 100), entry("a2", "assistant", 100), entry("a3", "assistant", 100)];
+        let seq: Vec<&Entry> = owned.iter().collect();
+        assert_eq!(compaction_tail(&seq[..], &model, &cfg, 0, 0).tail_start_id.as_deref(), Some("a2"));
+        // Over the budget: the budget.
+        let cfg = CompactionConfig { preserve_recent_tokens: Some(250), ..cfg };
+        assert_eq!(compaction_tail(&seq[..], &model, &cfg, 0, 0).tail_start_id.as_deref(), Some("a2"));
+        let cfg = CompactionConfig { preserve_recent_tokens: Some(150), ..cfg };
+        assert_eq!(compaction_tail(&seq[..], &model, &cfg, 0, 0).tail_start_id.as_deref(), Some("a3"));
+    }
+
     #[test]
     fn keep_unread_keeps_what_the_provider_has_not_read_when_it_fits_the_cap() {
-        let entry = |id: &str, role: &str, tokens: u64| {
-            let msg = json!({"id": id, "role": role, "parts": [{"type": "text", "id": format!("{id}-t"), "text": id}]});
-            Entry { msg: parse_message(msg).unwrap(), parts: Vec::new(), tokens, seen_at: 0.0, reported_tokens: tokens }
-        };
         // u1 a1 a2 | a3 (a big step the provider has not read)
         let owned = [
             entry("u1", "user", 100),
