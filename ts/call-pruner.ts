@@ -4,7 +4,7 @@
 // the provider cached; more is cleared only when the prune policy says so, as the AutoCompactor
 // decides for a session it holds. A call over the window has the tool outputs the model has not read
 // yet cut to fit (head and tail kept), remembered the same way.
-import { Session, type Message, type PruneDecision, type PrunePolicy, type PruneResult, type SessionOptions, type ToolPart } from './native.js'
+import { Session, type Message, type Overhead, type PruneDecision, type PrunePolicy, type PruneResult, type SessionOptions, type ToolPart } from './native.js'
 import { recordPrune, type Telemetry } from './telemetry.js'
 
 export interface CallPrunerOptions {
@@ -78,14 +78,15 @@ export class CallPruner {
 
   /**
    * Decides what this call's messages (in canonical form) send cleared: old output when the prune
-   * policy says so (none with `clear: false`), and the unread outputs cut to fit when the call is
-   * over the window.
+   * policy says so (none with `clear: false`), and the unread outputs cut to fit when the call,
+   * with the system prompt and tools it carries (`overhead`), is over the window.
    */
-  prune(messages: readonly Message[], options: SessionOptions, { clear = true }: { clear?: boolean } = {}): CallPrune {
+  prune(messages: readonly Message[], options: SessionOptions, { clear = true, overhead }: { clear?: boolean; overhead?: Overhead } = {}): CallPrune {
     const head = messages[0] ? JSON.stringify(messages[0].parts) : undefined
     const rewritten = this.#head !== undefined && head !== this.#head
     this.#head = head
     const session = Session.fromMessages(withCleared(messages, this.#cleared), options)
+    const extra = overhead ? session.setOverhead(overhead) : 0
     const policy = this.#options.policy ?? 'cache'
     let decision: PruneDecision | undefined
     let go = clear && (policy === 'opencode' || (policy === 'tier' && ['prune', 'compact'].includes(session.usage().tier)))
@@ -117,10 +118,10 @@ export class CallPruner {
       }
     }
     // Counted from the messages: a provider's report on the last answer predates its tool results.
-    const counted = session.contextTokens().tokens.reduce((a, b) => a + b, 0)
+    const counted = session.contextTokens().tokens.reduce((a, b) => a + b, 0) + extra
     const usable = session.usage().usable
     if (usable > 0 && counted > usable) {
-      const cut = this.#fit(messages, options)
+      const cut = this.#fit(messages, options, overhead)
       if (cut) out.cut = cut
     }
     for (const m of messages) {
@@ -137,11 +138,12 @@ export class CallPruner {
    * before), to what fits beside a summary: the same cut `AutoCompactor` makes before a compaction,
    * so the cut output is what the tail of a compaction keeps too.
    */
-  #fit(messages: readonly Message[], options: SessionOptions): PruneResult | undefined {
+  #fit(messages: readonly Message[], options: SessionOptions, overhead: Overhead | undefined): PruneResult | undefined {
     const marked = withCleared(messages, this.#cleared)
     const last = marked.at(-1)
     if (last?.role !== 'assistant' || !last.parts.some(isTool)) return undefined
     const session = Session.fromMessages(marked.slice(0, -1), options)
+    if (overhead) session.setOverhead(overhead)
     session.recordRequest()
     session.append(last)
     const cut = session.cutUnread()

@@ -263,13 +263,19 @@ mod tests {
             entry("a2", "assistant", 100),
         ];
         let seq: Vec<&Entry> = owned.iter().collect();
-        let (model, cfg) = (ModelInfo::default(), CompactionConfig { preserve_recent_tokens: Some(10_000), ..Default::default() });
+        let (model, cfg) =
+            (ModelInfo::default(), CompactionConfig { preserve_recent_tokens: Some(10_000), ..Default::default() });
         // `select` alone keeps everything, so summarizes everything.
         assert_eq!(select(&seq[..], 10_000, None).tail_start_id, None);
         let s = compaction_tail(&seq[..], &model, &cfg, 0, 0);
         assert_eq!((s.head_end, s.tail_start_id.as_deref(), s.tail_tokens), (2, Some("u2"), 200));
         // One turn: the newer half of its answers.
-        let owned = [entry("u1", "user", 100), entry("a1", "assistant", 100), entry("a2", "assistant", 100), entry("a3", "assistant", 100)];
+        let owned = [
+            entry("u1", "user", 100),
+            entry("a1", "assistant", 100),
+            entry("a2", "assistant", 100),
+            entry("a3", "assistant", 100),
+        ];
         let seq: Vec<&Entry> = owned.iter().collect();
         assert_eq!(compaction_tail(&seq[..], &model, &cfg, 0, 0).tail_start_id.as_deref(), Some("a2"));
         // Over the budget: the budget.

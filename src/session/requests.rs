@@ -36,11 +36,14 @@ impl History {
     /// The newest request: the one recorded, or the one the newest answer replied to (sent when
     /// that answer started, with every message before it), whichever came later.
     pub fn last_sent(&self) -> Option<Sent> {
-        let answered = self.entries.iter().rposition(|e| e.msg.is_assistant() && !e.msg.is_summary() && !refused(&e.msg)).map(|i| {
-            let e = &self.entries[i];
-            let at = e.msg.time.as_ref().map(|t| t.created).filter(|t| *t > 0.0).unwrap_or(e.seen_at);
-            Sent { at, len: i, recorded: false }
-        });
+        let answered =
+            self.entries.iter().rposition(|e| e.msg.is_assistant() && !e.msg.is_summary() && !refused(&e.msg)).map(
+                |i| {
+                    let e = &self.entries[i];
+                    let at = e.msg.time.as_ref().map(|t| t.created).filter(|t| *t > 0.0).unwrap_or(e.seen_at);
+                    Sent { at, len: i, recorded: false }
+                },
+            );
         match (self.last_request, answered) {
             (Some(r), Some(a)) => Some(if a.len > r.len { a } else { r }),
             (r, a) => r.or(a),

@@ -156,7 +156,7 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
 
     // Per session: the model its calls go to (from the system transform), its pruner, its telemetry
     // and the compaction running.
-    const sessions = new Map<string, { model?: ModelInfo; pruner: CallPruner; telemetry: ReturnType<typeof telemetryFor>; compaction?: Running }>()
+    const sessions = new Map<string, { model?: ModelInfo; system?: string[]; pruner: CallPruner; telemetry: ReturnType<typeof telemetryFor>; compaction?: Running }>()
     const sessionState = (id: string) => {
       let s = sessions.get(id)
       if (!s) {
@@ -186,13 +186,22 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
         const messages = await history(id)
         if (messages) finish(id, messages)
       }),
-      'experimental.chat.system.transform': guarded('system', async (input: { sessionID?: string; model: OpencodeModel }) => {
-        if (input.sessionID) sessionState(input.sessionID).model = modelInfo(input.model)
+      'experimental.chat.system.transform': guarded('system', async (input: { sessionID?: string; model: OpencodeModel }, output: { system: string[] }) => {
+        if (!input.sessionID) return
+        const state = sessionState(input.sessionID)
+        state.model = modelInfo(input.model)
+        // The system prompt counts toward the window of the call's messages (the transform that follows).
+        state.system = output.system
       }),
       'experimental.chat.messages.transform': guarded('transform', async (_input: {}, output: { messages: OpencodeMessage[] }) => {
         const id = output.messages[0]?.info.sessionID
         const state = id ? sessionState(id) : undefined
-        const { cut, ...r } = foldToolOutputs(output.messages, { ...fold, ...(state ? { pruner: state.pruner } : {}), ...(state?.model ? { model: state.model } : {}) })
+        const { cut, ...r } = foldToolOutputs(output.messages, {
+          ...fold,
+          ...(state ? { pruner: state.pruner } : {}),
+          ...(state?.model ? { model: state.model } : {}),
+          ...(state?.system ? { overhead: { system: state.system } } : {}),
+        })
         if (r.added > 0 || r.truncated > 0) {
           void log('info', `contextfold: cleared ${r.added} more old tool outputs (${r.tokensFreed} tokens; ${r.pruned} in all), cut ${r.truncated} long ones`, { ...r })
         }

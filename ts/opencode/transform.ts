@@ -3,7 +3,7 @@
 // Only the output text of a tool part changes, never which parts there are, so a tool call always
 // goes out with its result. opencode hands the hook messages read for this one call: what is
 // stored stays whole, and turning the plugin off brings every output back.
-import { toModelMessages, type CompactionConfig, type Message, type ModelInfo, type ModelMessage, type PruneResult } from '../native.js'
+import { toModelMessages, type CompactionConfig, type Message, type ModelInfo, type ModelMessage, type Overhead, type PruneResult } from '../native.js'
 import { CallPruner } from '../call-pruner.js'
 import { toMessages, type OpencodeMessage, type OpencodeToolPart } from './messages.js'
 
@@ -24,6 +24,8 @@ export interface FoldOptions {
   pruner?: CallPruner
   /** The model the call goes to (window and prices, for the cache policy). */
   model?: ModelInfo
+  /** What the call carries besides the messages (its system prompt), counted toward the window. */
+  overhead?: Overhead
 }
 
 /** What a transform changed. */
@@ -59,7 +61,7 @@ export function foldToolOutputs(messages: OpencodeMessage[], options: FoldOption
   const pruner = options.pruner ?? new CallPruner({ policy: 'opencode' })
   const model = options.model ?? { limit: { context: 0 } }
   const compaction = options.prune === false ? {} : options.prune
-  const pruned = pruner.prune(toMessages(messages), { model, compaction, tokenizer: 'estimate' }, { clear: options.prune !== false })
+  const pruned = pruner.prune(toMessages(messages), { model, compaction, tokenizer: 'estimate' }, { clear: options.prune !== false, ...(options.overhead ? { overhead: options.overhead } : {}) })
   if (pruned.cut) result.cut = pruned.cut
   for (const part of tools.values()) {
     const c = pruned.cleared.get(part.callID)

@@ -7,10 +7,10 @@ import { compact } from '../compact.js'
 import { isAbortError } from '../errors.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
 import { telemetryFor } from '../telemetry.js'
-import { usable, type PruneResult } from '../native.js'
+import { usable, type Overhead, type PruneResult } from '../native.js'
 import type { CompactOptions, CompactionResult, Summarizer } from '../types.js'
 import { pruneContext, tokensBound } from './prune.js'
-import { LastRequests } from './request.js'
+import { activeTools, LastRequests } from './request.js'
 import { branchSession, headEntries, sessionOptions } from './session.js'
 import { piModelSummarizer } from './summarizer.js'
 import type {
@@ -203,11 +203,15 @@ export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExte
       const messages = withHead ?? event.messages
       const session = { ...sessionOptions(ctx.model, {}, { ...options.compaction, ...rules }), tokenizer: 'estimate' as const }
       const pruner = prunerOf(ctx)
+      // What the call carries besides the messages counts toward the window.
+      const system = ctx.getSystemPrompt?.()
+      const tools = activeTools(pi)
+      const overhead: Overhead = { ...(system ? { system } : {}), ...(tools ? { tools } : {}) }
       // Without pruning, the messages are read only when the call may be over the window, or to
       // send what an earlier call cut.
       const room = usable({ model: session.model, cfg: session.compaction ?? {} })
-      const read = options.prune || pruner.clearing || (room > 0 && tokensBound(messages) > room)
-      const pruned = read ? pruneContext(messages, pruner, session, !!options.prune) : undefined
+      const read = options.prune || pruner.clearing || (room > 0 && tokensBound(messages, overhead) > room)
+      const pruned = read ? pruneContext(messages, pruner, session, { clear: !!options.prune, overhead }) : undefined
       if (pruned?.cut) warnCut(pruned.cut, ctx, options)
       const out = pruned ?? (withHead ? { messages: withHead } : undefined)
       requests?.record(ctx, event.messages, out?.messages ?? event.messages)

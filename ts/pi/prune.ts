@@ -4,16 +4,16 @@
 // cleared in later calls and clears more only when its policy says so. A call over the window has
 // the outputs the model has not read yet cut to fit, with or without pruning.
 import type { CallPruner } from '../call-pruner.js'
-import { PRUNED_MARKER, type PruneResult, type SessionOptions } from '../native.js'
+import { PRUNED_MARKER, type Overhead, type PruneResult, type SessionOptions } from '../native.js'
 import { importEntries } from './session.js'
 import type { PiMessage } from './types.js'
 
 /** Characters per token that overestimates every tokenizer: a cheap bound before the session is built. */
 const CHARS_PER_TOKEN_BOUND = 2.5
 
-/** An upper bound of the tokens of `messages`' text (images aside). */
-export function tokensBound(messages: readonly PiMessage[]): number {
-  let chars = 0
+/** An upper bound of the tokens of `messages`' text (images aside), with `overhead`'s. */
+export function tokensBound(messages: readonly PiMessage[], overhead: Overhead = {}): number {
+  let chars = [overhead.system ?? []].flat().join('').length + (overhead.tools === undefined ? 0 : JSON.stringify(overhead.tools).length)
   for (const m of messages) {
     const content = m.content
     if (typeof m.output === 'string') chars += m.output.length // a `bashExecution`
@@ -36,11 +36,11 @@ export function pruneContext(
   messages: readonly PiMessage[],
   pruner: CallPruner,
   options: SessionOptions,
-  clear = true,
+  call: { clear?: boolean; overhead?: Overhead } = {},
 ): { messages: PiMessage[]; cut?: PruneResult } | undefined {
   // The messages as a chain of entries, so the pi importer reads them; ids are their indices.
   const entries = messages.map((message, i) => ({ type: 'message', id: `m${i}`, parentId: i ? `m${i - 1}` : null, message }))
-  const { cleared, cut } = pruner.prune(importEntries(entries), options, { clear })
+  const { cleared, cut } = pruner.prune(importEntries(entries), options, call)
   if (cleared.size === 0) return undefined
   return {
     ...(cut ? { cut } : {}),

@@ -25,7 +25,7 @@ function same(a: PiMessage, b: PiMessage): boolean {
 }
 
 /** The tools pi 0.73 sends beside the messages: the active ones, as the model reads them. */
-function activeTools(pi: PiExtensionAPI): PiTool[] | undefined {
+export function activeTools(pi: PiExtensionAPI): PiTool[] | undefined {
   if (typeof pi.getAllTools !== 'function' || typeof pi.getActiveTools !== 'function') return undefined
   const active = new Set(pi.getActiveTools())
   const tools = pi.getAllTools().filter((t) => active.has(t.name))
