@@ -38,6 +38,12 @@ export interface Cleared {
   fit?: true
 }
 
+/** What an integration says when a call cut unread results to fit (`onWarning`, a log line). */
+export function cutWarning(cut: PruneResult): string {
+  const n = cut.prunedPartIDs.length
+  return `${n === 1 ? 'a tool output' : `${n} tool outputs`} the model had not read yet would not fit the window: cut to fit (head and tail kept, ${cut.tokensFreed} tokens left out)`
+}
+
 const isTool = (p: Message['parts'][number]): p is ToolPart => p.type === 'tool'
 
 /** `messages` with the remembered outputs marked cleared (a copy where something changes). */

@@ -2,7 +2,7 @@
 // compaction call contextfold's facts, and stop the compact → continue → compact loop.
 import type { Hooks, Plugin, PluginInput, PluginOptions } from '@opencode-ai/plugin'
 import { Session, type ModelInfo, type PrunePolicy } from '../native.js'
-import { CallPruner } from '../call-pruner.js'
+import { CallPruner, cutWarning } from '../call-pruner.js'
 import { MAX_INEFFECTIVE } from '../auto-compactor.js'
 import { startCompaction, telemetryFor, type CompactionOutcome, type CompactionSpan, type CompactionTrigger, type TelemetryOptions } from '../telemetry.js'
 import { thrashReason } from './breaker.js'
@@ -205,10 +205,7 @@ export function createOpencodePlugin(options: OpencodePluginOptions = {}): Plugi
         if (r.added > 0 || r.truncated > 0) {
           void log('info', `contextfold: cleared ${r.added} more old tool outputs (${r.tokensFreed} tokens; ${r.pruned} in all), cut ${r.truncated} long ones`, { ...r })
         }
-        if (cut) {
-          const n = cut.prunedPartIDs.length
-          void log('warn', `contextfold: ${n === 1 ? 'a tool output' : `${n} tool outputs`} the model had not read yet would not fit the window: cut to fit (head and tail kept, ${cut.tokensFreed} tokens left out)`)
-        }
+        if (cut) void log('warn', `contextfold: ${cutWarning(cut)}`)
       }),
       'experimental.session.compacting': guarded('compacting', async ({ sessionID }: { sessionID: string }, output: { context: string[] }) => {
         const state = sessionState(sessionID)

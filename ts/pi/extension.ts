@@ -2,7 +2,7 @@
 // planned (cut, file tracking, facts) and summarized (loss audit, extractive fallback), the summary
 // asked of the session's model as the agent's own conversation; the `context` handler records each
 // model call for that, and prunes old tool output before it when asked to.
-import { CallPruner } from '../call-pruner.js'
+import { CallPruner, cutWarning } from '../call-pruner.js'
 import { compact } from '../compact.js'
 import { isAbortError } from '../errors.js'
 import { extractiveSummarizer } from '../summarizers/extractive.js'
@@ -222,8 +222,7 @@ export function createPiExtension(options: PiExtensionOptions = {}): (pi: PiExte
 
 /** Says that a call cut outputs the model had not read to fit the window (`onWarning`, pi's UI). */
 function warnCut(cut: PruneResult, ctx: PiExtensionContext, options: PiExtensionOptions): void {
-  const n = cut.prunedPartIDs.length
-  const message = `${n === 1 ? 'a tool output' : `${n} tool outputs`} the model had not read yet would not fit the window: cut to fit (head and tail kept, ${cut.tokensFreed} tokens left out)`
+  const message = cutWarning(cut)
   options.onWarning?.({ message })
   if (ctx.hasUI) ctx.ui?.notify?.(`contextfold: ${message}`, 'warning')
 }
