@@ -661,6 +661,20 @@ export type ModelMessagesResult = {
 }
 
 /**
+ * What `handModelMessages` gives.
+ */
+export type HandedMessages = {
+  /**
+   * How many of the messages the previous call gave stand as they were.
+   */
+  unchanged: number
+  /**
+   * The messages that follow them.
+   */
+  messages: ModelMessage[]
+}
+
+/**
  * Tokens of the context by kind; they add up to the local count of the context.
  */
 export type Breakdown = {
@@ -1201,6 +1215,14 @@ export declare class Session {
    * chat completions messages.
    */
   toModelMessages<F extends ModelFormat = 'ai-sdk'>(options?: ConvertOptions<F>): ConvertResult<F>
+  /**
+   * `toModelMessages()` (AI SDK shape, the session's options) as a change to what the previous
+   * call of this method returned, for a caller that sends the session's messages on every model
+   * call: the first `unchanged` of those stand as they were, and `messages` follow them. `held`
+   * is how many of them the caller still holds (default 0: everything is converted). Only what
+   * changed (an update, a prune) or arrived since is converted; a compaction converts all.
+   */
+  handModelMessages(held?: number | undefined | null): HandedMessages
   /**
    * Where to put Anthropic prompt-cache breakpoints in a prompt made of `head` (AI SDK messages
    * sent before the session's: the app's system prompt) and `toModelMessages()`: after the

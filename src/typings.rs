@@ -178,6 +178,7 @@ fn contract() -> String {
         declare::<formats::ImportStats>(),
         declare::<formats::Imported>(),
         declare::<crate::napi::session::ModelMessagesOut>(),
+        declare::<crate::napi::session::HandedOut>(),
         declare::<session::Breakdown>(),
         declare::<session::ToolOutputSize>(),
         declare::<session::CallPoint>(),

@@ -14,8 +14,8 @@ pub use ai_sdk::{Json, BINARY_TAG};
 pub use anthropic::{to_anthropic, to_anthropic_cached, AnthropicBlock, AnthropicMessage, AnthropicRequest};
 pub use args::{CacheBreakpoints, ConvertArgs};
 pub use model_messages::{
-    to_model_messages, with_ends, AssistantContent, ContentItem, ConvertOptions, ModelMessage, Restored, ToolOutput,
-    ToolResult, UserContent,
+    to_model_messages, with_ends, with_ends_from, AssistantContent, CallIds, ContentItem, ConvertOptions, ModelMessage,
+    Restored, ToolOutput, ToolResult, UserContent,
 };
 pub use openai::{to_openai, OpenAiMessage};
 

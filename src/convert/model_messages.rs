@@ -135,32 +135,57 @@ pub enum ContentItem<'a> {
     },
 }
 
-/// Makes tool-call ids unique across the output: a reused id gets a `_<n>` suffix. Ids are
-/// borrowed from the parts: only a reused one makes a new string.
-struct CallIds<'a>(FxHashMap<Cow<'a, str>, u32>);
+/// Makes tool-call ids unique across the output: a reused id gets a `_<n>` suffix. The ids are
+/// returned borrowed from the parts (only a reused one makes a new string) and kept owned, with
+/// what each message changed, so that a conversion can continue from any message an earlier one
+/// reached (`with_ends_from`, after `rewind`).
+#[derive(Clone, Debug, Default)]
+pub struct CallIds {
+    taken: FxHashMap<Box<str>, u32>,
+    /// Each change to `taken`: the key and what it held before.
+    undo: Vec<(Box<str>, Option<u32>)>,
+    /// Where each message's changes start in `undo`.
+    marks: Vec<usize>,
+}
 
-impl<'a> CallIds<'a> {
+impl CallIds {
     /// The call id of each tool part of `m`, by part index.
-    fn of(&mut self, m: &'a Message) -> Vec<Option<Cow<'a, str>>> {
+    fn of<'a>(&mut self, m: &'a Message) -> Vec<Option<Cow<'a, str>>> {
+        self.marks.push(self.undo.len());
         m.parts.iter().map(|p| if let Part::Tool(t) = p { Some(self.unique(t)) } else { None }).collect()
     }
 
-    fn unique(&mut self, part: &'a ToolPart) -> Cow<'a, str> {
+    /// Back to the state after the first `messages` messages it took.
+    pub fn rewind(&mut self, messages: usize) {
+        let Some(&mark) = self.marks.get(messages) else { return };
+        for (key, before) in self.undo.drain(mark..).rev() {
+            match before {
+                Some(n) => self.taken.insert(key, n),
+                None => self.taken.remove(&key),
+            };
+        }
+        self.marks.truncate(messages);
+    }
+
+    fn set(&mut self, key: &str, n: u32) {
+        let before = self.taken.insert(key.into(), n);
+        self.undo.push((key.into(), before));
+    }
+
+    fn unique<'a>(&mut self, part: &'a ToolPart) -> Cow<'a, str> {
         let base: &'a str = if part.call_id.is_empty() { &part.id } else { &part.call_id };
-        let mut n = match self.0.get_mut(base) {
+        let mut n = match self.taken.get(base) {
             None => {
-                self.0.insert(Cow::Borrowed(base), 0);
+                self.set(base, 0);
                 return Cow::Borrowed(base);
             }
-            Some(n) => {
-                *n += 1;
-                *n
-            }
+            Some(&n) => n + 1,
         };
+        self.set(base, n);
         loop {
             let candidate = format!("{base}_{n}");
-            if !self.0.contains_key(candidate.as_str()) {
-                self.0.insert(Cow::Owned(candidate.clone()), 0);
+            if !self.taken.contains_key(candidate.as_str()) {
+                self.set(&candidate, 0);
                 return Cow::Owned(candidate);
             }
             n += 1;
@@ -181,11 +206,23 @@ pub fn with_ends<'a, I>(messages: I, opts: &ConvertOptions) -> (Vec<ModelMessage
 where
     I: IntoIterator<Item = &'a Message>,
 {
+    with_ends_from(messages, opts, &mut CallIds::default())
+}
+
+/// `with_ends` of messages that follow those `ids` was taken over (`ids` is left as it is after them).
+pub fn with_ends_from<'a, I>(
+    messages: I,
+    opts: &ConvertOptions,
+    ids: &mut CallIds,
+) -> (Vec<ModelMessage<'a>>, Vec<usize>)
+where
+    I: IntoIterator<Item = &'a Message>,
+{
     let mut out = Vec::new();
     let mut ends = Vec::new();
-    let mut ids = CallIds(FxHashMap::default());
     for m in messages {
         if m.role == Role::Assistant && !sendable(m) {
+            ids.marks.push(ids.undo.len());
             ends.push(out.len());
             continue;
         }

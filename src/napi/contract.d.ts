@@ -661,6 +661,20 @@ export type ModelMessagesResult = {
 }
 
 /**
+ * What `handModelMessages` gives.
+ */
+export type HandedMessages = {
+  /**
+   * How many of the messages the previous call gave stand as they were.
+   */
+  unchanged: number
+  /**
+   * The messages that follow them.
+   */
+  messages: ModelMessage[]
+}
+
+/**
  * Tokens of the context by kind; they add up to the local count of the context.
  */
 export type Breakdown = {

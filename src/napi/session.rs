@@ -382,6 +382,21 @@ impl Session {
         })
     }
 
+    /// `toModelMessages()` (AI SDK shape, the session's options) as a change to what the previous
+    /// call of this method returned, for a caller that sends the session's messages on every model
+    /// call: the first `unchanged` of those stand as they were, and `messages` follow them. `held`
+    /// is how many of them the caller still holds (default 0: everything is converted). Only what
+    /// changed (an update, a prune) or arrived since is converted; a compaction converts all.
+    #[napi(ts_return_type = "HandedMessages")]
+    pub fn hand_model_messages<'env>(&self, env: &'env Env, held: Option<u32>) -> Result<Unknown<'env>> {
+        guard(|| {
+            let mut h = self.write();
+            let opts = h.convert_options();
+            let back = h.hand_model_messages(&opts, held.unwrap_or(0) as usize);
+            value::messages_to_js(env, &HandedOut { unchanged: back.unchanged, messages: &back.messages }, back.sources)
+        })
+    }
+
     /// Where to put Anthropic prompt-cache breakpoints in a prompt made of `head` (AI SDK messages
     /// sent before the session's: the app's system prompt) and `toModelMessages()`: after the
     /// system prompt, the newest summary, the newest prune mark, and the end, most valuable first,
@@ -497,6 +512,17 @@ impl Session {
             to_js(env, &written)
         })
     }
+}
+
+/// What `handModelMessages` gives.
+#[derive(serde::Serialize)]
+#[cfg_attr(test, derive(ts_rs::TS), ts(rename = "HandedMessages"))]
+pub(crate) struct HandedOut<'a> {
+    /// How many of the messages the previous call gave stand as they were.
+    unchanged: usize,
+    /// The messages that follow them.
+    #[cfg_attr(test, ts(type = "ModelMessage[]"))]
+    messages: &'a [crate::convert::ModelMessage<'a>],
 }
 
 /// What `appendModelMessages` / `syncModelMessages` did.

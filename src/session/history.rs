@@ -55,6 +55,8 @@ pub struct History {
     pub(super) overhead: u64,
     /// The last request the caller recorded (`record_request`).
     pub(super) last_request: Option<super::Sent>,
+    /// The last `hand_model_messages`, which the next one continues.
+    pub(super) handed: Option<super::handed::Handed>,
 }
 
 /// An output a prune would clear: its message's position, the signed change of that message's
@@ -115,6 +117,7 @@ impl History {
             model_cursor: Default::default(),
             overhead: 0,
             last_request: None,
+            handed: None,
         })
     }
 
@@ -386,6 +389,7 @@ impl History {
         let same_report = entry.msg.trusted_usage() == self.entries[i].msg.trusted_usage();
         entry.seen_at = if same_report { self.entries[i].seen_at } else { self.tick() };
         let old = std::mem::replace(&mut self.entries[i], entry);
+        self.changed(i);
         self.derived.reset(i);
         self.sums.replace(i, old.tokens, self.entries[i].tokens);
         self.kinds.replace(i, Breakdown::of(&old, &self.counter), Breakdown::of(&self.entries[i], &self.counter));
@@ -420,6 +424,7 @@ impl History {
     /// calibration is a function of the history alone (a fresh session over the same messages
     /// agrees with one built message by message).
     fn refresh_view(&mut self) {
+        self.handed = None;
         let entries = &self.entries;
         self.view = View::compute_from(&self.base, entries.len(), &|i| &entries[i].msg, &self.index);
         let view = &self.view;
@@ -431,6 +436,13 @@ impl History {
             if self.entries[i].msg.trusted_usage().is_some() {
                 self.note_usage(i);
             }
+        }
+    }
+
+    /// The message at position `i` changed in place: the next hand-back converts it again.
+    pub(super) fn changed(&mut self, i: usize) {
+        if let Some(h) = &mut self.handed {
+            h.changed(i);
         }
     }
 

@@ -4,6 +4,7 @@
 mod breakdown;
 mod derived;
 mod fenwick;
+mod handed;
 mod history;
 mod ids;
 mod model_messages;
@@ -18,6 +19,7 @@ mod visible;
 mod whole_list;
 
 pub use breakdown::{Breakdown, ToolOutputSize};
+pub use handed::HandBack;
 pub use history::{History, PruneOutcome, RuleCount};
 pub use ids::now_ms;
 pub use model_messages::{ModelAppend, ModelCursor, SyncStatus};

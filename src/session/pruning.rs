@@ -152,6 +152,7 @@ impl History {
         let mut freed = 0i64;
         for &(_, ((i, j), rule, ref stub)) in victims {
             clear(&mut self.entries[i].msg.parts[j], now, stub.as_deref());
+            self.changed(i);
             // The transcript block shows the cleared output now (the prompt shape stays).
             self.derived.forget_digest(i);
             let count = self.counter.part(&self.entries[i].msg.parts[j]);

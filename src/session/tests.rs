@@ -617,3 +617,57 @@ fn a_request_the_provider_refused_leaves_the_step_before_it_unread() {
         .unwrap();
     assert_eq!(h.unread_in_context(), 0);
 }
+
+/// `hand_model_messages(held)`: the held messages' first `unchanged`, then `messages`, are what a
+/// whole conversion gives.
+fn handed_matches_whole(h: &mut History, held: &mut Vec<Value>) -> usize {
+    let opts = h.convert_options();
+    let back = h.hand_model_messages(&opts, held.len());
+    let unchanged = back.unchanged;
+    let new: Vec<Value> = back.messages.iter().map(|m| serde_json::to_value(m).unwrap()).collect();
+    held.truncate(unchanged);
+    held.extend(new);
+    assert_eq!(Value::Array(held.clone()), serde_json::to_value(h.to_model_messages(&opts)).unwrap());
+    unchanged
+}
+
+#[test]
+fn a_hand_back_converts_only_what_changed_or_arrived_since_the_last() {
+    let msgs = turns_with_outputs(6, |_| "bash");
+    let mut opts = options(1_000_000);
+    let t = output_tokens(&msgs, &opts);
+    opts.compaction.prune_protect = Some(t * 3 / 2);
+    opts.compaction.prune_minimum = Some(t / 2);
+    let mut h = history(msgs, opts);
+    let mut held = Vec::new();
+    assert_eq!(handed_matches_whole(&mut h, &mut held), 0);
+    let whole = held.len();
+    // Nothing new: all of it stands.
+    assert_eq!(handed_matches_whole(&mut h, &mut held), whole);
+    // Appended, with a call id used before (it takes the same suffix as in a whole conversion).
+    h.append(user("u9", "again")).unwrap();
+    let mut reused = tool_answer("a9", "bash", "more");
+    if let Part::Tool(t) = &mut reused.parts[0] {
+        t.call_id = "a0-call".into();
+    }
+    h.append(reused).unwrap();
+    assert_eq!(handed_matches_whole(&mut h, &mut held), whole);
+    let converted = serde_json::to_value(h.to_model_messages(&h.convert_options())).unwrap();
+    assert_eq!(converted.as_array().unwrap().last().unwrap()["content"][0]["toolCallId"], "a0-call_1");
+    // A prune changes old outputs: the hand-back starts at the first message it changed.
+    let pruned = h.prune();
+    assert_eq!(pruned.message_ids.last().map(String::as_str), Some("a0"));
+    assert_eq!(handed_matches_whole(&mut h, &mut held), 1, "u0 stands, a0 is converted again");
+    // An update in the middle.
+    let n = held.len();
+    h.update(tool_answer("a3", "bash", "shorter now")).unwrap();
+    let unchanged = handed_matches_whole(&mut h, &mut held);
+    assert!(unchanged > 1 && unchanged < n, "{unchanged} of {n}");
+    // The caller holds fewer than were handed: no more than that stands.
+    held.truncate(4);
+    assert!(handed_matches_whole(&mut h, &mut held) <= 4);
+    // A compaction changes what is visible: everything is converted.
+    h.append(request("c1", None)).unwrap();
+    h.append(summary("s1", "c1", true)).unwrap();
+    assert_eq!(handed_matches_whole(&mut h, &mut held), 0);
+}

@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use regex::{Captures, Regex, RegexSet};
+use regex::{Captures, Regex};
 
 use super::prefilter::{folds_to_ascii, has_run};
 
@@ -50,20 +50,15 @@ static RULES: LazyLock<Vec<Rule>> = LazyLock::new(|| {
         ),
         rule("bearer-token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)", 1),
         rule("connection-string-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]*://[^\s:/@\x22']+:([^\s@/\x22']{3,})@", 1),
+        // An ASCII word boundary: a Unicode one keeps the engine off its lazy DFA (about 15 times
+        // slower on tool output); the two differ only next to a non-ASCII letter, where this one
+        // redacts more.
         rule(
             "secret-assignment",
-            r#"(?i)\b(?P<name>[A-Z0-9_.-]*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth)[A-Z0-9_.-]*)\x22?\s*[:=]\s*[\x22']?([^\s\x22',;`]{8,})"#,
+            r#"(?i)(?-u:\b)(?P<name>[A-Z0-9_.-]*(?:secret|token|passw(?:or)?d|pwd|api[_-]?key|apikey|access[_-]?key|private[_-]?key|client[_-]?secret|credentials?|auth)[A-Z0-9_.-]*)\x22?\s*[:=]\s*[\x22']?([^\s\x22',;`]{8,})"#,
             2,
         ),
     ]
-});
-
-/// One pass that tells which rules may match: each rule's pattern without its word boundaries (so
-/// it matches wherever the rule does, and the set needs no Unicode word tables), and the
-/// high-entropy candidates last.
-static MAY_MATCH: LazyLock<RegexSet> = LazyLock::new(|| {
-    let patterns = RULES.iter().map(|r| r.re.as_str()).chain([CANDIDATE.as_str()]).map(|p| p.replace(r"\b", ""));
-    RegexSet::new(patterns).expect("valid secret patterns")
 });
 
 static CANDIDATE: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/_=-]{32,}").unwrap());
@@ -180,12 +175,10 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
     if !may_hold_secret(text) {
         return (out, 0);
     }
-    let mut may = MAY_MATCH.matches(text);
-    if !may.matched_any() {
-        return (out, 0);
-    }
-    for (k, r) in RULES.iter().enumerate() {
-        if !may.matched(k) || !r.re.is_match(&out) {
+    // Rule by rule: each pattern's own search (literal prefilters, a lazy DFA) is several times
+    // faster than one overlapping pass of a set of them all.
+    for r in RULES.iter() {
+        if !r.re.is_match(&out) {
             continue;
         }
         let replaced =
@@ -205,12 +198,9 @@ pub fn redact(text: &str) -> (Cow<'_, str>, usize) {
                 }
             })
             .into_owned();
-        if replaced != *out {
-            may = MAY_MATCH.matches(&replaced);
-        }
         out = Cow::Owned(replaced);
     }
-    if may.matched(RULES.len()) && CANDIDATE.find_iter(&out).any(|m| high_entropy(m.as_str())) {
+    if CANDIDATE.find_iter(&out).any(|m| high_entropy(m.as_str())) {
         let replaced = CANDIDATE
             .replace_all(&out, |c: &Captures<'_>| {
                 let s = &c[0];

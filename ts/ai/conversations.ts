@@ -60,6 +60,8 @@ export class Conversation {
   handed: Handed | undefined
   /** Provider usage of the last call, put on the answer that arrives with the next call. */
   usage: Usage | undefined
+  /** What `hand()` gave last, which the next one continues. */
+  #held: readonly ModelMessageLike[] = []
 
   constructor(id: string, session: Session, auto: AutoCompactor, key = id) {
     this.id = id
@@ -74,11 +76,18 @@ export class Conversation {
     return !!h && messages.length >= h.length && digest(messages[0]) === h.first && digest(messages[h.length - 1]) === h.last
   }
 
-  /** The session's messages as the model gets them; remembered so that a loop carrying them forward continues. */
+  /**
+   * The session's messages as the model gets them; remembered so that a loop carrying them forward
+   * continues. Only what changed since the last hand-back is converted: the messages that stand
+   * are the same objects as then. The array is the caller's (a loop may push onto it).
+   */
   hand(): ModelMessageLike[] {
-    const out = this.session.toModelMessages() as unknown as ModelMessageLike[]
+    const held = this.#held
+    const { unchanged, messages } = this.session.handModelMessages(held.length)
+    const out = (unchanged ? held.slice(0, unchanged).concat(messages) : messages) as unknown as ModelMessageLike[]
+    this.#held = out
     this.handed = out.length ? { first: digest(out[0]), last: digest(out[out.length - 1]), length: out.length } : undefined
-    return out
+    return [...out]
   }
 }
 

@@ -317,39 +317,88 @@ function pairs(out: ModelMessageLike, own: ModelMessageLike): boolean {
   return ids !== '' ? callIds(out) === ids : sameValue(out, own)
 }
 
+/** What `fromModelMessages` leaves for the next call of the same thread. */
+export interface HandBackState {
+  /** The session's messages it was given, and the request's (`converted.messages`). */
+  out: readonly ModelMessageLike[]
+  own: readonly ModelMessageLike[]
+  /** The LangChain messages (after `converted.system`), and where those of each of `out` start. */
+  result: BaseMessage[]
+  starts: number[]
+  /** `i - j` of the pairs (`out[j]` stands for `own[i]`). */
+  offset: number
+  /** Where the newest AIMessage's pair was in `out` (its messages are the request's as they came). */
+  newest: number
+}
+
+/** How many leading elements `a` and `b` share (the same objects). */
+function shared<T>(a: readonly T[], b: readonly T[]): number {
+  const n = Math.min(a.length, b.length)
+  let k = 0
+  while (k < n && a[k] === b[k]) k++
+  return k
+}
+
 /**
  * The session's messages as LangChain messages: the request's own object for each message the
  * session left as it came (and always for the newest AIMessage), a ToolMessage with the pruned
  * output for a pruned result, a new message for a summary. `converted` is the request's. The
  * session's messages end with the request's (a compaction puts its summary before them), so they
- * are paired from the end.
+ * are paired from the end. With `previous` (the thread's last call), the pairs of messages that
+ * are the same objects as then are taken from it: a call pays for what changed.
  */
-export function fromModelMessages(out: readonly ModelMessageLike[], converted: Converted): BaseMessage[] {
-  const result: BaseMessage[] = []
+export function fromModelMessages(out: readonly ModelMessageLike[], converted: Converted, previous?: HandBackState): { messages: BaseMessage[]; state: HandBackState } {
+  const tail: BaseMessage[] = []
+  /** Per `out[j]` from the end: how many of `tail` its messages end at. */
+  const ends: number[] = []
   let i = converted.messages.length - 1
   let j = out.length - 1
+  const offset = i - j
   const newestAi = converted.origin[converted.newestAi]?.[0]
-  for (; j >= 0 && i >= 0 && pairs(out[j]!, converted.messages[i]!); i--, j--) {
+  let newest = -1
+  const p = previous?.offset === offset ? previous : undefined
+  // Below this, a pair is what it was in the previous call (the newest AIMessage's pair excepted: it may be older now).
+  const reusable = p ? Math.min(shared(out, p.out), shared(converted.messages, p.own) - offset, p.newest < 0 ? p.out.length : p.newest) : 0
+  let head: BaseMessage[] | undefined
+  for (; j >= 0 && i >= 0; i--, j--) {
+    if (j < reusable) {
+      head = p!.result.slice(0, p!.starts[j + 1] ?? p!.result.length)
+      break
+    }
+    if (!pairs(out[j]!, converted.messages[i]!)) break
     const m = out[j]!
     const own = converted.messages[i]!
     const from = converted.origin[i]!
+    if (from[0] === newestAi) newest = j
     if (sameValue(m, own) || from[0] === newestAi) {
       // As it came; the newest assistant turn always so (thinking blocks and their signatures included).
-      for (let k = from.length - 1; k >= 0; k--) result.push(from[k]!)
+      for (let k = from.length - 1; k >= 0; k--) tail.push(from[k]!)
     } else if (m.role === 'tool') {
       const parts = m.content as Json[]
-      for (let k = parts.length - 1; k >= 0; k--) result.push(sameValue(parts[k], (own.content as unknown[])[k]) ? from[k]! : prunedResult(parts[k]!, from[k] as ToolMessage))
+      for (let k = parts.length - 1; k >= 0; k--) tail.push(sameValue(parts[k], (own.content as unknown[])[k]) ? from[k]! : prunedResult(parts[k]!, from[k] as ToolMessage))
     } else if (m.role === 'assistant') {
       const a = from[0] as AIMessage
       const { content, calls } = blocksOf(m.content)
-      result.push(new AIMessage({ content: content as AIMessage['content'], tool_calls: calls, ...(a.id ? { id: a.id } : {}), response_metadata: a.response_metadata }))
+      tail.push(new AIMessage({ content: content as AIMessage['content'], tool_calls: calls, ...(a.id ? { id: a.id } : {}), response_metadata: a.response_metadata }))
     } else {
-      result.push(made(m))
+      tail.push(made(m))
     }
+    ends.push(tail.length)
   }
-  for (; j >= 0; j--) result.push(made(out[j]!))
-  result.reverse()
-  return [...converted.system, ...result]
+  if (!head) {
+    head = []
+    for (; j >= 0; j--) {
+      tail.push(made(out[j]!))
+      ends.push(tail.length)
+    }
+    j = -1
+  }
+  // `tail` holds out[j + 1..] from the end; their starts follow the head's.
+  const starts = j >= 0 ? p!.starts.slice(0, j + 1) : []
+  for (let k = ends.length - 1; k >= 0; k--) starts.push(head.length + tail.length - ends[k]!)
+  tail.reverse()
+  const result = head.concat(tail)
+  return { messages: [...converted.system, ...result], state: { out, own: converted.messages, result, starts, offset, newest } }
 }
 
 /** A tool result the session pruned, as a ToolMessage in place of `base`. */

@@ -11,7 +11,7 @@ import { convertToOpenAITool } from '@langchain/core/utils/function_calling'
 import { Engine } from '../ai/conversations.js'
 import type { ModelRef } from '../ai/models.js'
 import type { ContextfoldAiOptions } from '../ai/options.js'
-import { fromModelMessages, toModelMessages, typeOf, type ConvertState } from './messages.js'
+import { fromModelMessages, toModelMessages, typeOf, type ConvertState, type HandBackState } from './messages.js'
 
 /** The id LangGraph's `messages` reducer reads as "remove every message" (`REMOVE_ALL_MESSAGES`). */
 const REMOVE_ALL = '__remove_all__'
@@ -99,6 +99,8 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
   const shrinks = new Map<string, Shrink>()
   // Each thread's last conversion: the next call converts only what follows it.
   const conversions = new Map<string, ConvertState>()
+  // Each thread's last hand-back: the next call maps only what changed.
+  const handBacks = new Map<string, HandBackState>()
   /** Sets `id` in `map`, most recently used last, and drops the least recently used past `maxConversations`. */
   const remember = <V>(map: Map<string, V>, id: string, value: V) => {
     map.delete(id)
@@ -157,7 +159,12 @@ export function contextfoldLangChain(options: ContextfoldLangChainOptions = {}) 
         { ...(signal ? { signal } : {}), ...(id !== undefined ? { id } : {}), ...(converted.usage ? { stepUsage: converted.usage } : {}) },
       )
       // A new array always: `request.messages` is the state's own, which the checkpoint stores.
-      const messages = prepared.messages ? fromModelMessages(prepared.messages, converted) : [...request.messages]
+      let messages: BaseMessage[]
+      if (prepared.messages) {
+        const back = fromModelMessages(prepared.messages, converted, id === undefined ? undefined : handBacks.get(id))
+        if (id !== undefined) remember(handBacks, id, back.state)
+        messages = back.messages
+      } else messages = [...request.messages]
       const c = prepared.compaction
       if (checkpoint === 'compact' && id !== undefined && c?.status === 'compacted' && !c.fallback) {
         remember(shrinks, id, { length: request.messages.length, lastId: request.messages.at(-1)?.id, messages: originals(messages, request.messages) })
