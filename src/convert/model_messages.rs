@@ -155,6 +155,11 @@ impl CallIds {
         m.parts.iter().map(|p| if let Part::Tool(t) = p { Some(self.unique(t)) } else { None }).collect()
     }
 
+    /// A message that takes no ids (one not sent) still counts as taken, so `rewind` counts as the input does.
+    fn skip(&mut self) {
+        self.marks.push(self.undo.len());
+    }
+
     /// Back to the state after the first `messages` messages it took.
     pub fn rewind(&mut self, messages: usize) {
         let Some(&mark) = self.marks.get(messages) else { return };
@@ -222,7 +227,7 @@ where
     let mut ends = Vec::new();
     for m in messages {
         if m.role == Role::Assistant && !sendable(m) {
-            ids.marks.push(ids.undo.len());
+            ids.skip();
             ends.push(out.len());
             continue;
         }
